@@ -1,0 +1,143 @@
+"""Turn a mapping, a YAML path or a ``Config`` into a validated ``Config``, with one-line errors."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from spark_calib.config.model import Config
+from spark_calib.errors import ConfigError
+
+ConfigSource = Config | Mapping[str, Any] | str | Path
+
+
+def load_config(source: ConfigSource, overrides: Iterable[str] = ()) -> Config:
+    """Validate ``source`` into a frozen ``Config``.
+
+    ``overrides`` are ``key.path=value`` strings (the CLI's ``--set``); the value is parsed as YAML,
+    so ``binning.n_bins=10`` gives an int and ``slices=[[country]]`` a list.
+
+    Raises ``ConfigError`` with one line naming the key, for example
+    ``unknown config key 'binning.nbins'; did you mean 'binning.n_bins'?``.
+    """
+    overrides = list(overrides)
+    if isinstance(source, Config) and not overrides:
+        return source
+    raw = _raw_mapping(source)
+    for override in overrides:
+        _apply_override(raw, override)
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(error, Config)) from None
+
+
+def config_hash(config: Config) -> str:
+    """A stable 16-hex-digit hash of the validated config (key order and defaults normalised)."""
+    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _raw_mapping(source: ConfigSource) -> dict[str, Any]:
+    if isinstance(source, Config):
+        return source.model_dump(mode="json", exclude_unset=True)
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.is_file():
+            raise ConfigError(f"config file {str(path)!r} does not exist")
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            raise ConfigError(f"config file {str(path)!r} is not valid YAML{where}") from None
+        if not isinstance(loaded, Mapping):
+            raise ConfigError(
+                f"config file {str(path)!r} must hold a mapping, found {type(loaded).__name__}"
+            )
+        return _plain(loaded)
+    if isinstance(source, Mapping):
+        return _plain(source)
+    raise ConfigError(
+        f"config must be a mapping, a YAML path or a Config, found {type(source).__name__}"
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _apply_override(raw: dict[str, Any], override: str) -> None:
+    key_path, sep, text = override.partition("=")
+    if not sep or not key_path.strip():
+        raise ConfigError(f"--set needs key.path=value, got {override!r}")
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise ConfigError(f"--set {key_path}: value {text!r} is not valid YAML") from None
+    keys = key_path.strip().split(".")
+    node = raw
+    for key in keys[:-1]:
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key_path}: {key!r} is not a section")
+        node = child
+    node[keys[-1]] = value
+
+
+def describe_validation_error(error: ValidationError, model: type[BaseModel]) -> str:
+    """One line for the first problem pydantic found, naming the dotted key."""
+    first = error.errors()[0]
+    location = [str(part) for part in first["loc"]]
+    key = ".".join(location)
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        suggestion = _nearest_key(model, location)
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        return f"unknown config key {key!r}{hint}"
+    if kind == "missing":
+        return f"missing required config key {key!r}"
+    message = first["msg"].removeprefix("Value error, ")
+    if not location:
+        return f"invalid config: {message}"
+    found = first.get("input")
+    shown = "" if isinstance(found, dict) else f" (found {found!r})"
+    return f"config key {key!r}: {message}{shown}"
+
+
+def _nearest_key(model: type[BaseModel], location: list[str]) -> str | None:
+    """The closest valid key at the same level as ``location[-1]``, as a dotted path."""
+    current: Any = model
+    for part in location[:-1]:
+        field = current.model_fields.get(part) if _is_model(current) else None
+        if field is None:
+            break
+        current = _model_in(field.annotation)
+    if not _is_model(current):
+        return None
+    matches = difflib.get_close_matches(location[-1], list(current.model_fields), n=1, cutoff=0.5)
+    return ".".join([*location[:-1], matches[0]]) if matches else None
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _model_in(annotation: Any) -> Any:
+    if _is_model(annotation):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        if _is_model(arg):
+            return arg
+    return None

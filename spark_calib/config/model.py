@@ -1,0 +1,205 @@
+"""The typed, frozen configuration: the same mapping as the YAML job config.
+
+Every section forbids unknown keys, so a typo is an error and never a silent default.
+``input`` and ``output`` are used by the job only; ``spark_calib.evaluate`` ignores them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from spark_calib.constants import (
+    DEFAULT_MAX_INVALID_FRACTION,
+    DEFAULT_N_BINS,
+    DEFAULT_SUM_TOLERANCE,
+    DEFAULT_THRESHOLD,
+    LOG_EPS,
+)
+
+Task = Literal["binary", "multiclass", "top_label"]
+BinEdges = Literal["left_closed", "right_closed"]
+SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
+InputFormat = Literal["parquet", "orc", "json", "csv", "delta"]
+
+# Which column roles each task requires, allows, and which combinations are alternatives.
+TASK_COLUMN_ROLES: dict[str, frozenset[str]] = {
+    "binary": frozenset({"score", "label"}),
+    "multiclass": frozenset({"probs", "logits", "label"}),
+    "top_label": frozenset({"confidence", "correct", "prediction", "label", "quality"}),
+}
+COMMON_COLUMN_ROLES = frozenset({"weight", "model_version"})
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Columns(StrictModel):
+    """Role → input column name. Which roles apply depends on ``task``."""
+
+    score: str | None = None
+    label: str | None = None
+    probs: str | None = None
+    logits: str | None = None
+    confidence: str | None = None
+    correct: str | None = None
+    prediction: str | None = None
+    quality: str | None = None
+    weight: str | None = None
+    model_version: str | None = None
+
+    def roles(self) -> dict[str, str]:
+        """The configured roles only, in declaration order."""
+        return {role: name for role, name in self.model_dump().items() if name is not None}
+
+
+class Binning(StrictModel):
+    n_bins: int = Field(default=DEFAULT_N_BINS, ge=1)
+    edges: BinEdges = "left_closed"
+
+
+class Window(StrictModel):
+    column: str
+    lookback_days: int = Field(ge=1)
+
+
+class InputConfig(StrictModel):
+    table: str | None = None
+    path: str | None = None
+    format: InputFormat = "parquet"
+    options: dict[str, str] = Field(default_factory=dict)
+    window: Window | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> InputConfig:
+        if (self.table is None) == (self.path is None):
+            raise ValueError("input needs exactly one of 'table' or 'path'")
+        return self
+
+
+class OutputConfig(StrictModel):
+    database: str | None = None
+    path: str | None = None
+
+    @model_validator(mode="after")
+    def _one_sink(self) -> OutputConfig:
+        if (self.database is None) == (self.path is None):
+            raise ValueError("output needs exactly one of 'database' or 'path'")
+        return self
+
+
+class Config(StrictModel):
+    """The evaluation configuration. See the README's config reference for every key."""
+
+    task: Task
+    columns: Columns
+    slices: tuple[tuple[str, ...], ...] = ((),)
+    binning: Binning = Binning()
+    metrics: tuple[str, ...] | None = None
+    num_classes: int | None = Field(default=None, ge=2)
+    class_names: tuple[str, ...] | None = None
+    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0.0, le=1.0)
+    quality_threshold: float | None = None
+    max_invalid_fraction: float = Field(default=DEFAULT_MAX_INVALID_FRACTION, ge=0.0, le=1.0)
+    sum_tolerance: float = Field(default=DEFAULT_SUM_TOLERANCE, gt=0.0)
+    nll_eps: float = Field(default=LOG_EPS, gt=0.0, lt=0.5)
+    slice_strategy: SliceStrategy = "auto"
+    input: InputConfig | None = None
+    output: OutputConfig | None = None
+
+    @field_validator("slices")
+    @classmethod
+    def _slices_well_formed(
+        cls, slices: tuple[tuple[str, ...], ...]
+    ) -> tuple[tuple[str, ...], ...]:
+        if not slices:
+            raise ValueError("slices must list at least one slice; use [[]] for the overall only")
+        seen: set[tuple[str, ...]] = set()
+        for columns in slices:
+            if any(not name for name in columns):
+                raise ValueError(f"slice {list(columns)} has an empty column name")
+            if len(set(columns)) != len(columns):
+                raise ValueError(f"slice {list(columns)} repeats a column")
+            if columns in seen:
+                raise ValueError(f"slice {list(columns)} is listed twice")
+            seen.add(columns)
+        return slices
+
+    @field_validator("class_names")
+    @classmethod
+    def _class_names_distinct(cls, names: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if names is not None:
+            if len(names) < 2:
+                raise ValueError(f"class_names needs at least 2 names, got {list(names)}")
+            if len(set(names)) != len(names):
+                raise ValueError(f"class_names has duplicates: {list(names)}")
+        return names
+
+    @model_validator(mode="after")
+    def _columns_fit_task(self) -> Config:
+        roles = set(self.columns.roles())
+        unused = roles - TASK_COLUMN_ROLES[self.task] - COMMON_COLUMN_ROLES
+        if unused:
+            raise ValueError(
+                f"columns.{sorted(unused)[0]} is not used by task {self.task}; "
+                f"task {self.task} takes "
+                f"{sorted(TASK_COLUMN_ROLES[self.task] | COMMON_COLUMN_ROLES)}"
+            )
+        if self.task == "binary":
+            _require(roles, ["score", "label"], self.task)
+        elif self.task == "multiclass":
+            _require(roles, ["label"], self.task)
+            if ("probs" in roles) == ("logits" in roles):
+                raise ValueError(
+                    "task multiclass needs exactly one of columns.probs or columns.logits"
+                )
+            if (
+                self.num_classes is not None
+                and self.class_names is not None
+                and self.num_classes != len(self.class_names)
+            ):
+                raise ValueError(
+                    f"num_classes is {self.num_classes} but class_names has "
+                    f"{len(self.class_names)} names"
+                )
+        else:
+            _require(roles, ["confidence"], self.task)
+            modes = [
+                "correct" in roles,
+                "prediction" in roles or "label" in roles,
+                "quality" in roles,
+            ]
+            if sum(modes) != 1:
+                raise ValueError(
+                    "task top_label needs exactly one of: columns.correct; columns.prediction "
+                    "with columns.label; or columns.quality with quality_threshold"
+                )
+            if modes[1]:
+                _require(roles, ["prediction", "label"], self.task)
+            if modes[2] and self.quality_threshold is None:
+                raise ValueError("columns.quality needs quality_threshold (correct = quality > τ)")
+        if self.quality_threshold is not None and "quality" not in roles:
+            raise ValueError("quality_threshold is set but columns.quality is not")
+        if self.task != "multiclass" and self.num_classes is not None:
+            raise ValueError(f"num_classes applies to task multiclass only, not {self.task}")
+        if self.task == "binary" and self.class_names is not None and len(self.class_names) != 2:
+            raise ValueError(f"task binary needs 2 class_names, got {list(self.class_names)}")
+        if self.task == "top_label" and self.class_names is not None:
+            raise ValueError("class_names does not apply to task top_label")
+        # Imported here: the registry is part of the metrics layer, which imports this module.
+        from spark_calib.metrics.registry import resolve_metrics
+
+        resolve_metrics(self.task, self.metrics)
+        return self
+
+    def slice_columns(self) -> tuple[str, ...]:
+        """Every column used by any slice, first-seen order."""
+        return tuple(dict.fromkeys(name for columns in self.slices for name in columns))
+
+
+def _require(roles: set[str], needed: list[str], task: str) -> None:
+    for role in needed:
+        if role not in roles:
+            raise ValueError(f"task {task} needs columns.{role}")

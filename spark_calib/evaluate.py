@@ -1,0 +1,122 @@
+"""Orchestration: input DataFrame → one scan → statistics → metrics and reliability tables."""
+
+from __future__ import annotations
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType
+
+from spark_calib.config import Config, ConfigSource, load_config
+from spark_calib.errors import InvalidRowsError, SchemaError
+from spark_calib.metrics.compute import metrics_from_stats
+from spark_calib.metrics.registry import PER_CLASS, resolve_metrics
+from spark_calib.metrics.reliability import reliability_from_stats
+from spark_calib.result import EvaluationResult
+from spark_calib.rows.canonical import canonical_rows, reason_expression
+from spark_calib.rows.columns import input_col
+from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
+from spark_calib.slices import slice_name
+from spark_calib.stats import schema as stats
+from spark_calib.stats.aggregate import aggregate_stats
+from spark_calib.stats.strategy import choose_strategy
+
+# With no non-null array to measure, K is irrelevant: every row is invalid (null_probs).
+FALLBACK_NUM_CLASSES = 2
+
+
+def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
+    """Evaluate calibration of the predictions in ``df`` per model version, slice and class.
+
+    ``config`` is a mapping, a YAML path or a ``Config`` (see the README's config reference).
+    Config and schema problems raise ``ConfigError``/``SchemaError`` before any Spark action.
+    Then one aggregation scans ``df`` once and its small statistics table is cached;
+    ``metrics``, ``reliability`` and ``stats`` read only that cache. For multiclass without
+    ``num_classes`` or ``class_names``, K is read from the first non-null array (a one-row job).
+
+    Raises ``InvalidRowsError`` (with counts per reason) when the fraction of invalid rows is
+    above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
+    """
+    cfg = load_config(config)
+    specs = resolve_metrics(cfg.task, cfg.metrics)
+    types = check_input_schema(df, cfg)
+    num_classes = _num_classes(df, cfg)
+    with_classes = any(spec.scope == PER_CLASS for spec in specs)
+    rows = canonical_rows(df, cfg, types, num_classes, with_classes)
+    strategy = choose_strategy(cfg)
+    frames = aggregate_stats(rows, cfg, with_classes, strategy)
+    cached = (frames.primary.persist(StorageLevel.MEMORY_AND_DISK),)
+    if frames.stats is not frames.primary:
+        cached += (frames.stats.persist(StorageLevel.MEMORY_AND_DISK),)
+    stats_df = cached[-1]
+    counts = _row_counts(stats_df, slice_name(cfg.slices[0]))
+    n_rows = sum(counts.values())
+    invalid_counts = {reason: n for reason, n in counts.items() if reason is not None}
+    n_invalid = sum(invalid_counts.values())
+    if n_rows and n_invalid / n_rows > cfg.max_invalid_fraction:
+        for frame in cached:
+            frame.unpersist()
+        raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
+    return EvaluationResult(
+        metrics=metrics_from_stats(stats_df, cfg),
+        reliability=reliability_from_stats(stats_df, cfg),
+        stats=stats_df,
+        invalid=_invalid_rows(df, cfg, types, num_classes, any_invalid=n_invalid > 0),
+        n_rows=n_rows,
+        invalid_counts=invalid_counts,
+        strategy=strategy,
+        num_classes=num_classes,
+        config=cfg,
+        _cached=cached,
+    )
+
+
+def _row_counts(stats_df: DataFrame, first_slice: str) -> dict[str | None, int]:
+    """Input rows per reason (None = valid). Every slice set partitions the input, so the first
+    set's top-label rows count each input row exactly once. This action runs the one scan."""
+    totals = (
+        stats_df.where((F.col(stats.SLICE_NAME) == first_slice) & F.col(stats.CLASS).isNull())
+        .groupBy(stats.REASON)
+        .agg(F.sum(stats.N).alias(stats.N))
+        .collect()
+    )
+    return {row[stats.REASON]: int(row[stats.N]) for row in totals}
+
+
+def _num_classes(df: DataFrame, cfg: Config) -> int | None:
+    if cfg.task == "binary":
+        return 2
+    if cfg.task == "top_label":
+        return None
+    if cfg.num_classes is not None:
+        return cfg.num_classes
+    if cfg.class_names is not None:
+        return len(cfg.class_names)
+    name = cfg.columns.probs or cfg.columns.logits
+    assert name is not None
+    first = df.where(input_col(name).isNotNull()).select(F.size(input_col(name))).limit(1).collect()
+    if not first:
+        return FALLBACK_NUM_CLASSES
+    inferred = int(first[0][0])
+    if inferred < 2:
+        raise SchemaError(
+            f"cannot infer the number of classes from column {name!r}: its first array has "
+            f"length {inferred}; set num_classes"
+        )
+    return inferred
+
+
+def _invalid_rows(
+    df: DataFrame,
+    cfg: Config,
+    types: dict[str, DataType],
+    num_classes: int | None,
+    any_invalid: bool,
+) -> DataFrame:
+    """Input rows with their reason. Without invalid rows the filter is constant false, which
+    Spark folds to an empty relation, so the input is not read again."""
+    reason = reason_expression(cfg, types, num_classes)
+    keep = reason.isNotNull() if any_invalid else F.lit(False)
+    return df.select(
+        *[input_col(name) for name in df.columns], reason.alias(RESERVED_OUTPUT_COLUMN)
+    ).where(keep)

@@ -1,0 +1,1 @@
+"""Layer 3: metrics as pure functions of the statistics table."""

@@ -1,0 +1,78 @@
+"""Statistics → the ``reliability`` table (reliability diagrams), every bin of every key.
+
+For bin b of M: bin_lower = b/M, bin_upper = (b+1)/M, n, weight_sum = W_b,
+mean_confidence = Σw·conf / W_b, accuracy = Σw·correct / W_b (the observed frequency of the
+class for per-class rows) and gap = accuracy − mean_confidence (positive: under-confident).
+Empty bins have n = 0, weight_sum = 0 and null means.
+
+Output columns: model_version, slice_name, slice_value, class, bin, bin_lower, bin_upper, n,
+weight_sum, mean_confidence, accuracy, gap.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from spark_calib.config import ConfigSource, load_config
+from spark_calib.rows.binning import bin_lower, bin_upper
+from spark_calib.stats import schema as stats
+
+RELIABILITY_COLUMNS = (
+    *stats.KEY_COLUMNS,
+    "bin",
+    "bin_lower",
+    "bin_upper",
+    "n",
+    "weight_sum",
+    "mean_confidence",
+    "accuracy",
+    "gap",
+)
+
+
+def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
+    """All ``binning.n_bins`` bins per key, filled from the valid statistics."""
+    n_bins = load_config(config).binning.n_bins
+    per_bin = (
+        stats_df.where(F.col(stats.REASON).isNull() & F.col(stats.BIN).isNotNull())
+        .groupBy(*stats.KEY_COLUMNS, stats.BIN)
+        .agg(
+            F.sum(stats.N).alias(stats.N),
+            F.sum(stats.SUM_WEIGHT).alias(stats.SUM_WEIGHT),
+            F.sum(stats.SUM_WEIGHT_CONFIDENCE).alias(stats.SUM_WEIGHT_CONFIDENCE),
+            F.sum(stats.SUM_WEIGHT_CORRECT).alias(stats.SUM_WEIGHT_CORRECT),
+        )
+    )
+    # Filling empty bins per key through a map lookup instead of a join keeps null keys
+    # (model_version, class) matching without null-safe join conditions.
+    by_bin = F.map_from_entries(
+        F.collect_list(
+            F.struct(
+                F.col(stats.BIN),
+                F.struct(
+                    stats.N, stats.SUM_WEIGHT, stats.SUM_WEIGHT_CONFIDENCE, stats.SUM_WEIGHT_CORRECT
+                ),
+            )
+        )
+    )
+    filled = per_bin.groupBy(*stats.KEY_COLUMNS).agg(by_bin.alias("_by_bin"))
+    every_bin = F.transform(
+        F.sequence(F.lit(0), F.lit(n_bins - 1)),
+        lambda b: F.struct(b.alias("bin"), F.try_element_at(F.col("_by_bin"), b).alias("_s")),
+    )
+    exploded = filled.select(*stats.KEY_COLUMNS, F.inline(every_bin))
+    weight = F.coalesce(F.col("_s." + stats.SUM_WEIGHT), F.lit(0.0))
+    mean_confidence = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CONFIDENCE), weight)
+    accuracy = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CORRECT), weight)
+    return exploded.select(
+        *stats.KEY_COLUMNS,
+        F.col("bin").cast("int").alias("bin"),
+        bin_lower(F.col("bin"), n_bins).alias("bin_lower"),
+        bin_upper(F.col("bin"), n_bins).alias("bin_upper"),
+        F.coalesce(F.col("_s." + stats.N), F.lit(0)).cast("long").alias("n"),
+        weight.alias("weight_sum"),
+        mean_confidence.alias("mean_confidence"),
+        accuracy.alias("accuracy"),
+        (accuracy - mean_confidence).alias("gap"),
+    )

@@ -1,0 +1,1 @@
+"""Layer 1: per-row Spark Column expressions (validity, confidence, correctness, bins)."""

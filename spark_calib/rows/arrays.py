@@ -1,0 +1,44 @@
+"""Higher-order array expressions for probability vectors (no explode, no UDF)."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+
+def array_sum(values: Column) -> Column:
+    """Σ_k x_k of an array<double>."""
+    return F.aggregate(values, F.lit(0.0), lambda total, x: total + x)
+
+
+def softmax(logits: Column) -> Column:
+    """p_k = exp(z_k − max z) / Σ_j exp(z_j − max z); subtracting the max keeps exp finite.
+
+    The row max and the row sum are passed into the lambdas as repeated arrays: referenced
+    inside a lambda they would be recomputed for every element (K² work per row).
+    """
+    size = F.size(logits)
+    shifted = F.zip_with(
+        logits, F.array_repeat(F.array_max(logits), size), lambda z, top: F.exp(z - top)
+    )
+    return F.zip_with(shifted, F.array_repeat(array_sum(shifted), size), lambda e, t: e / t)
+
+
+def first_argmax(probs: Column) -> Column:
+    """Index (0-based) of the first maximum: ties go to the lowest index, as numpy.argmax."""
+    return (F.array_position(probs, F.array_max(probs)) - 1).cast("int")
+
+
+def one_hot_squared_error(probs: Column, label: Column) -> Column:
+    """Σ_k (1[y = k] − p_k)², the multiclass Brier term of one row."""
+    return array_sum(
+        F.transform(
+            probs,
+            lambda p, k: F.pow(F.when(k == label, F.lit(1.0)).otherwise(F.lit(0.0)) - p, 2),
+        )
+    )
+
+
+def any_element(values: Column, predicate) -> Column:  # type: ignore[no-untyped-def]
+    """True when ``predicate`` holds for some element (false for an empty array)."""
+    return F.exists(values, predicate)

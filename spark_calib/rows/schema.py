@@ -1,0 +1,115 @@
+"""Check the input's columns and types against the config before any Spark action."""
+
+from __future__ import annotations
+
+import difflib
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructType,
+)
+
+from spark_calib.config import Config
+from spark_calib.errors import SchemaError
+
+INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
+NUMERIC_TYPES = (*INTEGRAL_TYPES, FloatType, DoubleType, DecimalType)
+RESERVED_OUTPUT_COLUMN = "reason"
+
+
+def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
+    """Return role → data type of every configured column, or raise ``SchemaError``.
+
+    Expected types: score, confidence, quality, weight numeric; binary label numeric or boolean;
+    multiclass label numeric (integral values), or string with ``class_names``; probs and logits
+    array<numeric>; correct boolean or numeric 0/1; top-label prediction and label of one kind;
+    model_version and slice columns atomic (not array, map or struct).
+    """
+    types = {field.name: field.dataType for field in df.schema.fields}
+    if RESERVED_OUTPUT_COLUMN in types:
+        raise SchemaError(
+            f"input column {RESERVED_OUTPUT_COLUMN!r} clashes with the invalid-rows output's "
+            f"reason column; rename it before evaluating"
+        )
+    found: dict[str, DataType] = {}
+    for role, name in config.columns.roles().items():
+        found[role] = _lookup(types, name, f"columns.{role}")
+    for columns in config.slices:
+        for name in columns:
+            _require_atomic(name, _lookup(types, name, "slices"), "slices")
+    for role, data_type in found.items():
+        _check_role(config, role, config.columns.roles()[role], data_type)
+    if config.task == "top_label" and "prediction" in found:
+        kinds = {_kind(found["prediction"]), _kind(found["label"])}
+        if len(kinds) != 1:
+            raise SchemaError(
+                f"columns.prediction ({found['prediction'].simpleString()}) and columns.label "
+                f"({found['label'].simpleString()}) must be of one kind to be compared"
+            )
+    return found
+
+
+def _lookup(types: dict[str, DataType], name: str, key: str) -> DataType:
+    if name in types:
+        return types[name]
+    nearest = difflib.get_close_matches(name, list(types), n=1, cutoff=0.6)
+    hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
+    raise SchemaError(
+        f"column {name!r} ({key}) is not in the input{hint} Input columns: {sorted(types)}"
+    )
+
+
+def _check_role(config: Config, role: str, name: str, data_type: DataType) -> None:
+    where = f"column {name!r} (columns.{role})"
+    if role in ("score", "confidence", "quality", "weight"):
+        _expect(isinstance(data_type, NUMERIC_TYPES), where, "numeric", data_type)
+    elif role in ("probs", "logits"):
+        ok = isinstance(data_type, ArrayType) and isinstance(data_type.elementType, NUMERIC_TYPES)
+        _expect(ok, where, "array<double>", data_type)
+    elif role == "correct":
+        _expect(isinstance(data_type, (BooleanType, *NUMERIC_TYPES)), where, "boolean", data_type)
+    elif role == "model_version":
+        _require_atomic(name, data_type, "columns.model_version")
+    elif role == "label" and config.task == "binary":
+        ok = isinstance(data_type, (BooleanType, *NUMERIC_TYPES))
+        _expect(ok, where, "0/1 numeric or boolean", data_type)
+    elif role == "label" and config.task == "multiclass":
+        if isinstance(data_type, StringType):
+            if config.class_names is None:
+                raise SchemaError(
+                    f"{where} holds strings; set class_names to map them to class indices"
+                )
+        else:
+            _expect(isinstance(data_type, NUMERIC_TYPES), where, "an int class index", data_type)
+    elif role in ("label", "prediction"):
+        _require_atomic(name, data_type, f"columns.{role}")
+
+
+def _expect(ok: bool, where: str, expected: str, data_type: DataType) -> None:
+    if not ok:
+        raise SchemaError(f"{where} must be {expected}, found {data_type.simpleString()}")
+
+
+def _require_atomic(name: str, data_type: DataType, key: str) -> None:
+    if isinstance(data_type, (ArrayType, MapType, StructType)):
+        raise SchemaError(
+            f"column {name!r} ({key}) must be an atomic type, found {data_type.simpleString()}"
+        )
+
+
+def _kind(data_type: DataType) -> str:
+    if isinstance(data_type, NUMERIC_TYPES):
+        return "numeric"
+    return data_type.typeName()

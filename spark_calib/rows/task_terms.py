@@ -1,0 +1,140 @@
+"""Per-task row terms: confidence, correctness, Brier and NLL terms, and the validity checks.
+
+Binary (score s = P(y=1)): prediction = [s ≥ threshold]; confidence = s if the prediction is 1,
+else 1 − s; Brier term (s − y)²; NLL term −log(max(p_y, ε)) with p_y = s if y = 1 else 1 − s.
+Multiclass (probs p, or softmax of logits): confidence = max_k p_k; prediction = first argmax;
+Brier term Σ_k (1[y=k] − p_k)²; NLL term −log(max(p_y, ε)).
+Top-label: the given confidence; correct from a boolean, from prediction == label, or from
+quality > τ; Brier term (correct − confidence)²; no NLL (p_y of a wrong answer is not logged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StringType
+
+from spark_calib.config import Config
+from spark_calib.rows.arrays import first_argmax, one_hot_squared_error, softmax
+from spark_calib.rows.columns import input_col
+from spark_calib.rows.validation import (
+    Check,
+    class_index_checks,
+    finite_checks,
+    logit_vector_checks,
+    probability_checks,
+    probability_vector_checks,
+)
+
+
+@dataclass(frozen=True)
+class TaskTerms:
+    """Row expressions of one task. ``probs``/``label`` are set for classification tasks."""
+
+    checks: list[Check]
+    confidence: Column
+    correct: Column
+    brier: Column
+    nll: Column | None
+    probs: Column | None
+    label: Column | None
+
+
+def task_terms(config: Config, types: dict[str, DataType], num_classes: int | None) -> TaskTerms:
+    """The row terms for ``config.task``; ``types`` maps roles to input types."""
+    if config.task == "binary":
+        return _binary_terms(config)
+    if config.task == "multiclass":
+        assert num_classes is not None
+        return _multiclass_terms(config, types, num_classes)
+    return _top_label_terms(config)
+
+
+def _binary_terms(config: Config) -> TaskTerms:
+    columns = config.columns
+    assert columns.score is not None and columns.label is not None
+    score = input_col(columns.score).cast("double")
+    label = input_col(columns.label).cast("double")
+    checks = [
+        *probability_checks(score, "score"),
+        (label.isNull(), "null_label"),
+        (~label.isin(0.0, 1.0), "invalid_label"),
+    ]
+    predicted_one = score >= F.lit(config.threshold)
+    p_true = F.when(label == 1.0, score).otherwise(1.0 - score)
+    return TaskTerms(
+        checks=checks,
+        confidence=F.when(predicted_one, score).otherwise(1.0 - score),
+        correct=(predicted_one.cast("double") == label).cast("double"),
+        brier=F.pow(score - label, 2),
+        nll=-F.log(F.greatest(p_true, F.lit(config.nll_eps))),
+        probs=F.array(1.0 - score, score),
+        label=label.try_cast("int"),
+    )
+
+
+def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: int) -> TaskTerms:
+    columns = config.columns
+    assert columns.label is not None
+    if columns.probs is not None:
+        probs = F.transform(input_col(columns.probs), lambda p: p.cast("double"))
+        vector_checks = probability_vector_checks(probs, num_classes, config.sum_tolerance)
+    else:
+        assert columns.logits is not None
+        logits = F.transform(input_col(columns.logits), lambda z: z.cast("double"))
+        vector_checks = logit_vector_checks(logits, num_classes)
+        probs = softmax(logits)
+    raw_label = input_col(columns.label)
+    if isinstance(types["label"], StringType):
+        assert config.class_names is not None
+        names = F.array(*[F.lit(name) for name in config.class_names])
+        label = (F.array_position(names, raw_label) - 1).cast("int")
+        label_checks: list[Check] = [
+            (raw_label.isNull(), "null_label"),
+            (label < 0, "invalid_label"),
+        ]
+    else:
+        numeric_label = raw_label.cast("double")
+        label_checks = class_index_checks(numeric_label, num_classes)
+        label = numeric_label.try_cast("int")
+    p_true = F.get(probs, label)
+    return TaskTerms(
+        checks=[*vector_checks, *label_checks],
+        confidence=F.array_max(probs),
+        correct=(first_argmax(probs) == label).cast("double"),
+        brier=one_hot_squared_error(probs, label),
+        nll=-F.log(F.greatest(p_true, F.lit(config.nll_eps))),
+        probs=probs,
+        label=label,
+    )
+
+
+def _top_label_terms(config: Config) -> TaskTerms:
+    columns = config.columns
+    assert columns.confidence is not None
+    confidence = input_col(columns.confidence).cast("double")
+    checks = probability_checks(confidence, "confidence")
+    if columns.correct is not None:
+        raw = input_col(columns.correct).cast("double")
+        checks += [(raw.isNull(), "null_correct"), (~raw.isin(0.0, 1.0), "invalid_correct")]
+        correct = raw
+    elif columns.quality is not None:
+        quality = input_col(columns.quality).cast("double")
+        checks += finite_checks(quality, "quality")
+        correct = (quality > F.lit(config.quality_threshold)).cast("double")
+    else:
+        assert columns.prediction is not None and columns.label is not None
+        prediction, label = input_col(columns.prediction), input_col(columns.label)
+        checks += [(prediction.isNull(), "null_prediction"), (label.isNull(), "null_label")]
+        correct = (prediction == label).cast("double")
+    return TaskTerms(
+        checks=checks,
+        confidence=confidence,
+        correct=correct,
+        brier=F.pow(correct - confidence, 2),
+        nll=None,
+        probs=None,
+        label=None,
+    )

@@ -1,0 +1,89 @@
+"""Row-level validity checks as Column expressions: the first failing check names the reason.
+
+Checks run in a fixed order (prediction columns, then label-like columns, then the weight), and
+a row gets the reason of the first one it fails, so that valid + Σ_reason invalid = input rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from spark_calib.rows.arrays import array_sum
+
+Check = tuple[Column, str]
+
+
+def first_failure(checks: Sequence[Check]) -> Column:
+    """The reason (string) of the first check whose condition is true, else null (valid)."""
+    if not checks:
+        return F.lit(None).cast("string")
+    condition, reason = checks[0]
+    expression = F.when(condition, F.lit(reason))
+    for condition, reason in checks[1:]:
+        expression = expression.when(condition, F.lit(reason))
+    return expression.otherwise(F.lit(None).cast("string"))
+
+
+def probability_checks(value: Column, role: str) -> list[Check]:
+    """null_<role>, nan_<role>, <role>_out_of_range (outside [0, 1]; −0.0 is in range)."""
+    return [
+        (value.isNull(), f"null_{role}"),
+        (F.isnan(value), f"nan_{role}"),
+        ((value < 0.0) | (value > 1.0), f"{role}_out_of_range"),
+    ]
+
+
+def finite_checks(value: Column, role: str) -> list[Check]:
+    """null_<role>, nan_<role> for a real-valued column without range."""
+    return [(value.isNull(), f"null_{role}"), (F.isnan(value), f"nan_{role}")]
+
+
+def weight_checks(weight: Column) -> list[Check]:
+    """null_weight, non_finite_weight (NaN or ±inf), negative_weight. A weight of 0 is valid."""
+    return [
+        (weight.isNull(), "null_weight"),
+        (F.isnan(weight) | (F.abs(weight) == float("inf")), "non_finite_weight"),
+        (weight < 0.0, "negative_weight"),
+    ]
+
+
+def probability_vector_checks(probs: Column, num_classes: int, tolerance: float) -> list[Check]:
+    """null_probs, wrong_length_probs, null/nan_probability, probability_out_of_range,
+    probs_not_normalized (|Σ_k p_k − 1| > tolerance)."""
+    return [
+        (probs.isNull(), "null_probs"),
+        (F.size(probs) != num_classes, "wrong_length_probs"),
+        (F.exists(probs, lambda p: p.isNull()), "null_probability"),
+        (F.exists(probs, lambda p: F.isnan(p)), "nan_probability"),
+        (F.exists(probs, lambda p: (p < 0.0) | (p > 1.0)), "probability_out_of_range"),
+        (F.abs(array_sum(probs) - 1.0) > tolerance, "probs_not_normalized"),
+    ]
+
+
+def logit_vector_checks(logits: Column, num_classes: int) -> list[Check]:
+    """null_logits, wrong_length_logits, non_finite_logits (an element null, NaN or ±inf)."""
+    return [
+        (logits.isNull(), "null_logits"),
+        (F.size(logits) != num_classes, "wrong_length_logits"),
+        (
+            F.exists(logits, lambda z: z.isNull() | F.isnan(z) | (F.abs(z) == float("inf"))),
+            "non_finite_logits",
+        ),
+    ]
+
+
+def class_index_checks(label: Column, num_classes: int) -> list[Check]:
+    """null_label, invalid_label (not an integer in [0, K)) for a numeric label."""
+    return [
+        (label.isNull(), "null_label"),
+        (
+            F.isnan(label)
+            | (label < 0.0)
+            | (label >= float(num_classes))
+            | (label.try_cast("int").cast("double") != label),
+            "invalid_label",
+        ),
+    ]

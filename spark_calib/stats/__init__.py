@@ -1,0 +1,1 @@
+"""Layer 2: the one statistics aggregation and the public statistics table."""
