@@ -102,7 +102,8 @@ def _public(config: Config, name: Column, value: Column) -> list[Column]:
     index = F.col(CLASS_INDEX)
     if config.class_names is not None:
         names = F.array(*[F.lit(class_name) for class_name in config.class_names])
-        class_label = F.element_at(names, index + 1)
+        # Guarded: element_at with a null index is not reliably null across Spark versions.
+        class_label = F.when(index.isNotNull(), F.element_at(names, index + 1))
     else:
         class_label = index.cast("string")
     return [

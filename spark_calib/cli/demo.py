@@ -1,0 +1,192 @@
+"""Seeded synthetic prediction logs for the demo, generated with Spark SQL expressions.
+
+Both logs have three model versions over the same traffic: ``v1`` is well calibrated, ``v2``
+over-confident (its logits are sharpened), ``v3`` under-confident (flattened). One segment,
+``v1`` on ``country=BR, device=tablet``, has a local calibration failure: its scores are
+shifted, while v1 looks fine overall. A few rows have a null score or probability vector, so
+the invalid-rows table has something to show.
+
+Every random column comes from ``F.rand``/``F.randn`` with its own seed over a fixed number of
+partitions, so a seed gives the same log on any machine.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+DEFAULT_SEED = 20240630
+DEFAULT_END_DATE = dt.date(2024, 6, 30)
+DEFAULT_DAYS = 7
+DEFAULT_BINARY_ROWS = 1_000_000
+DEFAULT_MULTICLASS_ROWS = 200_000
+# Fixed, so that rand(seed) draws the same numbers whatever the cluster's parallelism.
+PARTITIONS = 4
+
+MODEL_VERSIONS = ("v1", "v2", "v3")
+# Logit scale per version: 1 is calibrated, > 1 over-confident, < 1 under-confident.
+LOGIT_SCALE = {"v1": 1.0, "v2": 2.2, "v3": 0.45}
+COUNTRIES = ("US", "IN", "BR", "DE", "JP", "MX")
+COUNTRY_SHARES = (0.30, 0.22, 0.14, 0.12, 0.12, 0.10)
+DEVICES = ("mobile", "desktop", "tablet")
+DEVICE_SHARES = (0.55, 0.30, 0.15)
+BROKEN_VERSION, BROKEN_COUNTRY, BROKEN_DEVICE = "v1", "BR", "tablet"
+# Added to the broken segment's logits: v1 scores about 0.3 too high there.
+BROKEN_LOGIT_SHIFT = 1.6
+# Log-odds of the true probability: mean and spread.
+TRUE_LOGIT_MEAN, TRUE_LOGIT_STD = 0.3, 1.8
+NULL_SCORE_RATE = 5e-5
+
+CLASS_NAMES = ("cat", "dog", "bird", "fish")
+TRUE_CLASS_LOGIT_STD = 1.6
+# Added to the broken segment's logit of the first class.
+BROKEN_CLASS_SHIFT = 2.0
+
+
+def binary_log(
+    spark: SparkSession,
+    rows: int = DEFAULT_BINARY_ROWS,
+    seed: int = DEFAULT_SEED,
+    end_date: dt.date = DEFAULT_END_DATE,
+    days: int = DEFAULT_DAYS,
+) -> DataFrame:
+    """A binary log: ``request_id``, ``event_date``, ``model_version``, ``country``, ``device``,
+    ``score`` (P(y=1), double, rarely null) and ``label`` (int 0/1)."""
+    draws = _traffic(spark, rows, seed, end_date, days).select(
+        "*",
+        F.randn(seed + 10).alias("_z"),
+        F.rand(seed + 11).alias("_u_label"),
+        F.rand(seed + 12).alias("_u_null"),
+    )
+    true_logit = F.col("_z") * F.lit(TRUE_LOGIT_STD) + F.lit(TRUE_LOGIT_MEAN)
+    model_logit = true_logit * _by_version(LOGIT_SCALE) + F.when(
+        _broken_segment(), F.lit(BROKEN_LOGIT_SHIFT)
+    ).otherwise(F.lit(0.0))
+    score = F.when(F.col("_u_null") < F.lit(NULL_SCORE_RATE), F.lit(None)).otherwise(
+        _sigmoid(model_logit)
+    )
+    return draws.select(
+        "request_id",
+        "event_date",
+        "model_version",
+        "country",
+        "device",
+        score.cast("double").alias("score"),
+        (F.col("_u_label") < _sigmoid(true_logit)).cast("int").alias("label"),
+    )
+
+
+def multiclass_log(
+    spark: SparkSession,
+    rows: int = DEFAULT_MULTICLASS_ROWS,
+    seed: int = DEFAULT_SEED + 1,
+    end_date: dt.date = DEFAULT_END_DATE,
+    days: int = DEFAULT_DAYS,
+) -> DataFrame:
+    """A multiclass log over ``CLASS_NAMES``: the traffic columns, ``probs`` (array<double>,
+    softmax of the version-scaled true logits, rarely null) and ``label`` (int class index,
+    drawn from the true probabilities)."""
+    k = len(CLASS_NAMES)
+    draws = _traffic(spark, rows, seed, end_date, days).select(
+        "*",
+        *[F.randn(seed + 20 + c).alias(f"_z{c}") for c in range(k)],
+        F.rand(seed + 30).alias("_u_label"),
+        F.rand(seed + 31).alias("_u_null"),
+    )
+    true_logits = [F.col(f"_z{c}") * F.lit(TRUE_CLASS_LOGIT_STD) for c in range(k)]
+    scale = _by_version(LOGIT_SCALE)
+    shift = F.when(_broken_segment(), F.lit(BROKEN_CLASS_SHIFT)).otherwise(F.lit(0.0))
+    model_logits = [
+        logit * scale + (shift if c == 0 else F.lit(0.0)) for c, logit in enumerate(true_logits)
+    ]
+    probs = F.when(F.col("_u_null") < F.lit(NULL_SCORE_RATE), F.lit(None)).otherwise(
+        F.array(*_softmax(model_logits))
+    )
+    return draws.select(
+        "request_id",
+        "event_date",
+        "model_version",
+        "country",
+        "device",
+        probs.alias("probs"),
+        _sample_class(_softmax(true_logits), F.col("_u_label")).alias("label"),
+    )
+
+
+def write_log(frame: DataFrame, path: str) -> None:
+    """Overwrite ``path`` with ``frame`` as Parquet partitioned by ``event_date``."""
+    frame.write.mode("overwrite").partitionBy("event_date").parquet(path)
+
+
+def _traffic(spark: SparkSession, rows: int, seed: int, end_date: dt.date, days: int) -> DataFrame:
+    """Who was served when: request_id, event_date, model_version, country, device."""
+    draws = spark.range(0, rows, 1, PARTITIONS).select(
+        F.col("id").alias("request_id"),
+        F.rand(seed + 1).alias("_u_version"),
+        F.rand(seed + 2).alias("_u_country"),
+        F.rand(seed + 3).alias("_u_device"),
+        F.rand(seed + 4).alias("_u_day"),
+    )
+    uniform = tuple(1.0 / len(MODEL_VERSIONS) for _ in MODEL_VERSIONS)
+    return draws.select(
+        "request_id",
+        F.date_sub(F.lit(end_date), F.floor(F.col("_u_day") * F.lit(days)).cast("int")).alias(
+            "event_date"
+        ),
+        _categorical(F.col("_u_version"), MODEL_VERSIONS, uniform).alias("model_version"),
+        _categorical(F.col("_u_country"), COUNTRIES, COUNTRY_SHARES).alias("country"),
+        _categorical(F.col("_u_device"), DEVICES, DEVICE_SHARES).alias("device"),
+    )
+
+
+def _categorical(uniform: Column, values: Sequence[str], shares: Sequence[float]) -> Column:
+    """The value whose cumulative share first exceeds ``uniform`` (a U[0, 1) column)."""
+    choice = F.lit(values[-1])
+    cumulative = [sum(shares[: i + 1]) for i in range(len(values) - 1)]
+    for value, upper in reversed(list(zip(values[:-1], cumulative, strict=True))):
+        choice = F.when(uniform < F.lit(upper), F.lit(value)).otherwise(choice)
+    return choice
+
+
+def _by_version(values: dict[str, float]) -> Column:
+    column = F.lit(values[MODEL_VERSIONS[0]])
+    for version in MODEL_VERSIONS[1:]:
+        column = F.when(F.col("model_version") == F.lit(version), F.lit(values[version])).otherwise(
+            column
+        )
+    return column
+
+
+def _broken_segment() -> Column:
+    return (
+        (F.col("model_version") == F.lit(BROKEN_VERSION))
+        & (F.col("country") == F.lit(BROKEN_COUNTRY))
+        & (F.col("device") == F.lit(BROKEN_DEVICE))
+    )
+
+
+def _sigmoid(logit: Column) -> Column:
+    return F.lit(1.0) / (F.lit(1.0) + F.exp(-logit))
+
+
+def _softmax(logits: Sequence[Column]) -> list[Column]:
+    # Subtracting the row max keeps exp() finite for any logit scale.
+    top = F.greatest(*logits)
+    exps = [F.exp(logit - top) for logit in logits]
+    total = exps[0]
+    for term in exps[1:]:
+        total = total + term
+    return [term / total for term in exps]
+
+
+def _sample_class(probs: Sequence[Column], uniform: Column) -> Column:
+    """Inverse-CDF draw: the number of cumulative probabilities at or below ``uniform``."""
+    index = F.lit(0)
+    cumulative = probs[0]
+    for prob in probs[1:]:
+        index = index + (uniform >= cumulative).cast("int")
+        cumulative = cumulative + prob
+    return index

@@ -1,0 +1,102 @@
+"""The scheduled job: read the run date's input, evaluate it once, write the four tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+from spark_calib.cli.errors import MissingInputError
+from spark_calib.cli.identifiers import checked_identifier, checked_table_name
+from spark_calib.cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
+from spark_calib.cli.read import describe_input, read_input
+from spark_calib.cli.summary import SummaryRow, collect_summary
+from spark_calib.cli.tables import run_tables
+from spark_calib.cli.write import table_location, write_partition
+from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
+from spark_calib.errors import ConfigError
+from spark_calib.evaluate import evaluate
+
+
+@dataclass(frozen=True)
+class EvaluateOutcome:
+    """What one run did: its identity, the rows it saw, where it wrote, and the summary rows."""
+
+    run_id: str
+    config_hash: str
+    run_date: dt.date
+    n_rows: int
+    invalid_counts: Mapping[str, int]
+    strategy: str
+    tables: Mapping[str, str]
+    summary: tuple[SummaryRow, ...]
+
+
+def check_job_config(config: Config) -> tuple[InputConfig, OutputConfig]:
+    """The config's ``input`` and ``output`` sections, or ``ConfigError`` when the job cannot
+    run with them. Needs no Spark, so the CLI calls it before starting a session."""
+    if config.input is None:
+        raise ConfigError("missing required config key 'input' (the job reads a table or path)")
+    if config.output is None:
+        raise ConfigError("missing required config key 'output' (a database or a path)")
+    if config.input.table is not None:
+        checked_table_name(config.input.table, "input.table")
+    if config.output.database is not None:
+        checked_identifier(config.output.database, "output.database")
+    return config.input, config.output
+
+
+def run_evaluate(
+    spark: SparkSession,
+    config: Config,
+    run_date: dt.date,
+    *,
+    run_id: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    top_slices: int = DEFAULT_TOP_SLICES,
+    min_slice_rows: int = DEFAULT_MIN_SLICE_ROWS,
+) -> EvaluateOutcome:
+    """Evaluate the ``run_date`` window of the configured input and replace the run date's
+    partition of every output table.
+
+    ``progress`` receives one line per step. Raises ``ConfigError``, ``MissingInputError``
+    (no table or path, or no rows in the window), ``SchemaError``, ``InvalidRowsError`` (then
+    nothing is written) or ``OutputError``.
+    """
+    report = progress or _quiet
+    source, output = check_job_config(config)
+    run_id = run_id or uuid.uuid4().hex
+    digest = config_hash(config)
+    report(f"reading {describe_input(source, run_date)}")
+    frame = read_input(spark, source, run_date)
+    report("evaluating (one scan of the input)")
+    result = evaluate(frame, config)
+    try:
+        if result.n_rows == 0:
+            raise MissingInputError(
+                f"input {describe_input(source, run_date)} has no rows for run_date {run_date}"
+            )
+        tables: dict[str, str] = {}
+        for table, rows in run_tables(result, config, run_id, digest):
+            report(f"writing {table_location(output, table)} (run_date={run_date})")
+            tables[table] = write_partition(spark, rows, output, table, run_date)
+        summary = collect_summary(result.metrics, top=top_slices, min_rows=min_slice_rows)
+    finally:
+        result.unpersist()
+    return EvaluateOutcome(
+        run_id=run_id,
+        config_hash=digest,
+        run_date=run_date,
+        n_rows=result.n_rows,
+        invalid_counts=dict(result.invalid_counts),
+        strategy=result.strategy,
+        tables=tables,
+        summary=tuple(summary),
+    )
+
+
+def _quiet(_: str) -> None:
+    return None

@@ -1,0 +1,203 @@
+"""``spark-calib``: the command line of the scheduled job, the report and the demo data.
+
+    spark-calib evaluate --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--master URL]
+                         [--set key.path=value ...] [--verbose]
+    spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
+    spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N] [--seed S]
+
+The config is validated before Spark starts. A failure prints one line on stderr and exits with
+the code of its cause (see ``exit_codes.ExitCode`` and the README); ``--verbose`` adds the
+Python and JVM stack traces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from spark_calib.cli import demo
+from spark_calib.cli.evaluate_job import EvaluateOutcome, check_job_config, run_evaluate
+from spark_calib.cli.exit_codes import ExitCode, exit_code_for
+from spark_calib.cli.report_job import DEFAULT_REPORT_SLICES, default_report_dir, run_report
+from spark_calib.cli.run_date import parse_run_date
+from spark_calib.cli.session import build_session
+from spark_calib.cli.summary import format_summary
+from spark_calib.config import Config, load_config
+
+PROG = "spark-calib"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand and return its exit code (the console script exits with it)."""
+    args = _parser().parse_args(argv)
+    try:
+        command: Callable[[argparse.Namespace], int] = args.command
+        return command(args)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return int(ExitCode.UNEXPECTED)
+    except Exception as error:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
+        return int(exit_code_for(error))
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    """``spark-calib evaluate``: one run of the scheduled job."""
+    config, run_date = _validated(args)
+    check_job_config(config)
+    spark = build_session(args.master, verbose=args.verbose)
+    try:
+        outcome = run_evaluate(spark, config, run_date, progress=_progress)
+    finally:
+        spark.stop()
+    print(_outcome_text(outcome))
+    return int(ExitCode.OK)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """``spark-calib report``: reliability diagrams of one run date, as PNG files."""
+    config, run_date = _validated(args)
+    check_job_config(config)
+    out_dir = Path(args.out) if args.out else default_report_dir(run_date)
+    spark = build_session(args.master, verbose=args.verbose)
+    try:
+        paths = run_report(spark, config, run_date, out_dir, top_slices=args.slices)
+    finally:
+        spark.stop()
+    print(f"wrote {len(paths)} reliability diagram(s) to {out_dir}:")
+    for path in paths:
+        print(f"  {path}")
+    return int(ExitCode.OK)
+
+
+def demo_data_command(args: argparse.Namespace) -> int:
+    """``spark-calib demo-data``: write the seeded binary and multiclass demo logs."""
+    end_date = parse_run_date(args.end_date)
+    spark = build_session(args.master, verbose=args.verbose)
+    try:
+        logs = (
+            ("binary", demo.binary_log(spark, args.binary_rows, args.seed, end_date)),
+            (
+                "multiclass",
+                demo.multiclass_log(spark, args.multiclass_rows, args.seed + 1, end_date),
+            ),
+        )
+        for name, frame in logs:
+            path = f"{args.out.rstrip('/')}/{name}"
+            _progress(f"writing the {name} demo log to {path}")
+            demo.write_log(frame, path)
+    finally:
+        spark.stop()
+    return int(ExitCode.OK)
+
+
+def _validated(args: argparse.Namespace) -> tuple[Config, dt.date]:
+    run_date = parse_run_date(args.run_date)
+    return load_config(args.config, overrides=args.set), run_date
+
+
+def _outcome_text(outcome: EvaluateOutcome) -> str:
+    invalid = sum(outcome.invalid_counts.values())
+    reasons = ", ".join(f"{reason}={n:,}" for reason, n in sorted(outcome.invalid_counts.items()))
+    lines = [
+        "",
+        f"run_date {outcome.run_date}  run_id {outcome.run_id}  config_hash {outcome.config_hash}",
+        f"{outcome.n_rows:,} input rows, {invalid:,} invalid"
+        + (f" ({reasons})" if reasons else ""),
+        "",
+        format_summary(outcome.summary),
+        "",
+        f"tables (partition run_date={outcome.run_date}):",
+        *[f"  {location}" for location in outcome.tables.values()],
+    ]
+    return "\n".join(lines)
+
+
+def _progress(message: str) -> None:
+    print(f"{PROG}: {message}", flush=True)
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    first = text.splitlines()[0]
+    # Errors from Spark itself are not ours: say which kind, so the line stays searchable.
+    if type(error).__module__.startswith(("pyspark", "py4j")):
+        return f"{type(error).__name__}: {first}"
+    return first
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Calibration metrics for prediction logs, as one-pass Spark jobs.",
+    )
+    commands = parser.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
+
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate one run date and write the calibration tables"
+    )
+    _job_arguments(evaluate)
+    evaluate.set_defaults(command=evaluate_command)
+
+    report = commands.add_parser(
+        "report", help="draw reliability diagrams (PNG) from the tables of one run date"
+    )
+    _job_arguments(report)
+    report.add_argument(
+        "--out", metavar="DIR", help="output directory (default: calibration_reports/run_date=…)"
+    )
+    report.add_argument(
+        "--slices",
+        type=int,
+        default=DEFAULT_REPORT_SLICES,
+        metavar="N",
+        help=f"worst slices by ECE per model version (default {DEFAULT_REPORT_SLICES})",
+    )
+    report.set_defaults(command=report_command)
+
+    demo_data = commands.add_parser("demo-data", help="write the seeded synthetic demo logs")
+    demo_data.add_argument("--out", required=True, metavar="DIR", help="directory for the logs")
+    demo_data.add_argument("--binary-rows", type=int, default=demo.DEFAULT_BINARY_ROWS)
+    demo_data.add_argument("--multiclass-rows", type=int, default=demo.DEFAULT_MULTICLASS_ROWS)
+    demo_data.add_argument("--seed", type=int, default=demo.DEFAULT_SEED)
+    demo_data.add_argument(
+        "--end-date", default=demo.DEFAULT_END_DATE.isoformat(), help="last event_date"
+    )
+    _session_arguments(demo_data)
+    demo_data.set_defaults(command=demo_data_command)
+    return parser
+
+
+def _job_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, metavar="FILE", help="YAML job config")
+    parser.add_argument(
+        "--run-date",
+        metavar="YYYY-MM-DD",
+        help="partition to write; the input window ends on it (default: today, UTC)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a config key (value parsed as YAML); repeatable",
+    )
+    _session_arguments(parser)
+
+
+def _session_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--master",
+        metavar="URL",
+        help="local[N], yarn, spark://…, k8s://… or sc://… for Spark Connect "
+        "(default: spark-submit's, else an embedded local[*])",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="show stack traces (Python and JVM) on errors"
+    )

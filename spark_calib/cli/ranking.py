@@ -1,0 +1,57 @@
+"""Pick what a person looks at first: per model version, the overall slice and the worst slices.
+
+"Worst" means the highest top-label ECE among slices with at least ``min_rows`` rows; below
+that a histogram ECE is mostly noise (its bias grows like sqrt(n_bins / n)), so a three-row
+slice would always win.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from spark_calib.constants import OVERALL_SLICE_NAME
+
+KEY_COLUMNS = ("model_version", "slice_name", "slice_value")
+OVERVIEW_METRICS = ("ece", "mce", "rmsce", "brier", "nll", "accuracy")
+DEFAULT_TOP_SLICES = 3
+DEFAULT_MIN_SLICE_ROWS = 500
+RANK = "rank"
+
+
+def slice_overview(metrics: DataFrame) -> DataFrame:
+    """One row per model version and slice: the key, ``n``, ``weight_sum`` and one double column
+    per top-label metric of ``OVERVIEW_METRICS`` (null when the run did not compute it)."""
+    return (
+        metrics.where(F.col("class").isNull())
+        .groupBy(*KEY_COLUMNS)
+        .agg(
+            F.max("n").alias("n"),
+            F.max("weight_sum").alias("weight_sum"),
+            *[
+                F.max(F.when(F.col("metric") == F.lit(metric), F.col("value"))).alias(metric)
+                for metric in OVERVIEW_METRICS
+            ],
+        )
+    )
+
+
+def worst_slices(
+    overview: DataFrame,
+    top: int = DEFAULT_TOP_SLICES,
+    min_rows: int = DEFAULT_MIN_SLICE_ROWS,
+) -> DataFrame:
+    """``overview`` narrowed to each model version's overall slice (``rank`` 0) and its ``top``
+    slices by ECE with ``n >= min_rows`` (``rank`` 1..top, worst first)."""
+    by_ece = Window.partitionBy("model_version").orderBy(
+        F.col("ece").desc_nulls_last(), F.col("slice_name"), F.col("slice_value")
+    )
+    is_overall = F.col("slice_name") == F.lit(OVERALL_SLICE_NAME)
+    ranked = overview.where(~is_overall & (F.col("n") >= F.lit(min_rows))).withColumn(
+        RANK, F.row_number().over(by_ece)
+    )
+    return (
+        overview.where(is_overall)
+        .withColumn(RANK, F.lit(0))
+        .unionByName(ranked.where(F.col(RANK) <= F.lit(top)))
+    )

@@ -1,0 +1,104 @@
+"""Build the job's SparkSession: embedded local, a cluster master, Spark Connect or spark-submit's.
+
+The embedded default is ``local[*]`` with a Hive catalog whose warehouse (``spark-warehouse/``)
+and Derby metastore (``metastore_db/``) live under the working directory, so catalog tables
+written by one run can be queried afterwards with ``spark-sql`` or a later ``spark-calib`` call
+from the same directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from spark_calib.cli.errors import JavaNotFoundError
+
+APP_NAME = "spark-calib"
+EMBEDDED_MASTER = "local[*]"
+SPARK_CONNECT_SCHEME = "sc://"
+WAREHOUSE_DIR = "spark-warehouse"
+METASTORE_DIR = "metastore_db"
+LOG_CONFIG = "log4j2.properties"
+# Every date the job derives (the run date, the date of a timestamp in the window filter) is a
+# UTC date, whatever the machine's zone.
+SESSION_TIME_ZONE = "UTC"
+
+
+def build_session(master: str | None = None, *, verbose: bool = False) -> SparkSession:
+    """Return the session for one job run.
+
+    ``master`` None: reuse spark-submit's session configuration when running under spark-submit,
+    else start the embedded local session. ``sc://host:port``: connect with Spark Connect.
+    ``local[...]``: an embedded session on that many cores. Any other URL (``yarn``,
+    ``spark://…``, ``k8s://…``): that cluster, configured by its own spark-defaults.
+
+    Raises ``JavaNotFoundError`` before trying when a local JVM is needed and there is none.
+    """
+    if master is not None and master.startswith(SPARK_CONNECT_SCHEME):
+        session = SparkSession.builder.remote(master).appName(APP_NAME).getOrCreate()
+    elif master is None and _under_spark_submit():
+        session = SparkSession.builder.appName(APP_NAME).getOrCreate()
+    else:
+        require_java()
+        builder = SparkSession.builder.master(master or EMBEDDED_MASTER).appName(APP_NAME)
+        if (master or EMBEDDED_MASTER).startswith("local"):
+            builder = _embedded(builder, Path.cwd(), verbose=verbose)
+        session = builder.getOrCreate()
+    session.conf.set("spark.sql.session.timeZone", SESSION_TIME_ZONE)
+    if verbose:
+        session.conf.set("spark.sql.pyspark.jvmStacktrace.enabled", "true")
+    return session
+
+
+def require_java() -> None:
+    """Raise ``JavaNotFoundError`` unless ``$JAVA_HOME/bin/java`` or ``java`` on PATH exists."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return
+    if shutil.which("java") is None:
+        raise JavaNotFoundError(
+            "java was not found (neither $JAVA_HOME/bin/java nor java on PATH); "
+            "install a Java 17 runtime to run Spark"
+        )
+
+
+def _embedded(
+    builder: SparkSession.Builder, workdir: Path, *, verbose: bool
+) -> SparkSession.Builder:
+    interactive = sys.stderr.isatty()
+    java_options = " ".join(
+        [
+            _java_property("derby.system.home", str(workdir)),
+            _java_property("log4j2.configurationFile", _log_config_path()),
+            _java_property("user.timezone", SESSION_TIME_ZONE),
+        ]
+    )
+    metastore_url = f"jdbc:derby:;databaseName={workdir / METASTORE_DIR};create=true"
+    return (
+        builder.config("spark.sql.catalogImplementation", "hive")
+        .config("spark.sql.warehouse.dir", str(workdir / WAREHOUSE_DIR))
+        .config("spark.hadoop.javax.jdo.option.ConnectionURL", metastore_url)
+        .config("spark.driver.extraJavaOptions", java_options)
+        .config("spark.ui.showConsoleProgress", str(interactive).lower())
+        # The UI is for people watching a run; a scheduled or piped run starts faster without it.
+        .config("spark.ui.enabled", str(interactive or verbose).lower())
+    )
+
+
+def _java_property(name: str, value: str) -> str:
+    # Spark's launcher splits extraJavaOptions on blanks unless quoted; paths may hold blanks.
+    return f'-D{name}="{value}"'
+
+
+def _log_config_path() -> str:
+    return str(resources.files("spark_calib.cli").joinpath(LOG_CONFIG))
+
+
+def _under_spark_submit() -> bool:
+    # spark-submit starts the JVM first and hands its gateway to the Python driver.
+    return "PYSPARK_GATEWAY_PORT" in os.environ

@@ -1,0 +1,88 @@
+"""The console summary of a run: per model version, the overall slice and the worst slices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame
+
+from spark_calib.cli.ranking import RANK, slice_overview, worst_slices
+from spark_calib.report.labels import slice_label
+
+# (column of the overview, header) in print order.
+SUMMARY_COLUMNS = (
+    ("ece", "ECE"),
+    ("mce", "MCE"),
+    ("brier", "Brier"),
+    ("nll", "NLL"),
+    ("accuracy", "accuracy"),
+)
+NO_VALUE = "-"
+NO_MODEL_VERSION = "(all)"
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One printed line: a model version's slice with its headline metrics."""
+
+    model_version: str | None
+    slice_name: str
+    slice_value: str
+    rank: int
+    n: int
+    values: Mapping[str, float | None]
+
+    @property
+    def slice_label(self) -> str:
+        """``overall`` or ``country=BR, device=tablet``."""
+        return slice_label(self.slice_name, self.slice_value)
+
+
+def collect_summary(metrics: DataFrame, top: int, min_rows: int) -> list[SummaryRow]:
+    """Collect the overall slice and the ``top`` worst slices (by ECE, ``n >= min_rows``) of each
+    model version from a metrics frame: a handful of rows, whatever the number of slices."""
+    rows = worst_slices(slice_overview(metrics), top=top, min_rows=min_rows).collect()
+    summary = [
+        SummaryRow(
+            model_version=row["model_version"],
+            slice_name=row["slice_name"],
+            slice_value=row["slice_value"],
+            rank=int(row[RANK]),
+            n=int(row["n"] or 0),
+            values={column: row[column] for column, _ in SUMMARY_COLUMNS},
+        )
+        for row in rows
+    ]
+    return sorted(
+        summary, key=lambda r: (r.model_version is not None, r.model_version or "", r.rank)
+    )
+
+
+def format_summary(rows: Sequence[SummaryRow]) -> str:
+    """A fixed-width table, one line per row, grouped by model version."""
+    header = ["model_version", "slice", "n", *[title for _, title in SUMMARY_COLUMNS]]
+    body = [
+        [
+            row.model_version if row.model_version is not None else NO_MODEL_VERSION,
+            row.slice_label if row.rank == 0 else f"{row.slice_label}  (#{row.rank} by ECE)",
+            f"{row.n:,}",
+            *[_show_metric(row.values.get(column)) for column, _ in SUMMARY_COLUMNS],
+        ]
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    numeric_from = 2
+
+    def render(line: list[str]) -> str:
+        cells = [
+            cell.rjust(width) if index >= numeric_from else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([render(header), *[render(line) for line in body]])
+
+
+def _show_metric(value: float | None) -> str:
+    return NO_VALUE if value is None else f"{value:.4f}"

@@ -1,0 +1,71 @@
+"""The four output tables of a run: their names and the frames written to them.
+
+Every table gets the run's ``run_id`` and ``config_hash`` columns (and, when written, the
+``run_date`` partition column). The invalid-rows table keeps the original row as a JSON string,
+so its schema is the same for every input and one table can hold several runs.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config
+from spark_calib.result import EvaluationResult
+from spark_calib.rows.columns import input_col
+
+METRICS_TABLE = "calibration_metrics"
+RELIABILITY_TABLE = "calibration_reliability"
+STATS_TABLE = "calibration_stats"
+INVALID_ROWS_TABLE = "calibration_invalid_rows"
+
+RUN_ID = "run_id"
+CONFIG_HASH = "config_hash"
+MODEL_VERSION = "model_version"
+REASON = "reason"
+ROW_JSON = "row_json"
+
+
+def run_tables(
+    result: EvaluationResult, config: Config, run_id: str, config_digest: str
+) -> list[tuple[str, DataFrame]]:
+    """(table name, frame) for each output, in write order.
+
+    Metrics go last, so a dashboard that sees a run's metrics can also find its other tables.
+    """
+    frames = [
+        (INVALID_ROWS_TABLE, invalid_rows_frame(result.invalid, config)),
+        (STATS_TABLE, result.stats),
+        (RELIABILITY_TABLE, result.reliability),
+        (METRICS_TABLE, result.metrics),
+    ]
+    return [(name, with_run_columns(frame, run_id, config_digest)) for name, frame in frames]
+
+
+def with_run_columns(frame: DataFrame, run_id: str, config_digest: str) -> DataFrame:
+    """``frame`` plus the string columns ``run_id`` and ``config_hash``."""
+    return frame.select(
+        *[input_col(name) for name in frame.columns],
+        F.lit(run_id).alias(RUN_ID),
+        F.lit(config_digest).alias(CONFIG_HASH),
+    )
+
+
+def invalid_rows_frame(invalid: DataFrame, config: Config) -> DataFrame:
+    """``model_version`` (string), ``reason`` and ``row_json``: the input row as a JSON object.
+
+    The model version is copied out of the JSON so that invalid rows can be counted per version
+    with plain SQL; it is null when the config names no model_version column.
+    """
+    source_columns = [name for name in invalid.columns if name != REASON]
+    version_column = config.columns.model_version
+    version = (
+        input_col(version_column).cast("string")
+        if version_column is not None
+        else F.lit(None).cast("string")
+    )
+    return invalid.select(
+        version.alias(MODEL_VERSION),
+        F.col(REASON),
+        F.to_json(F.struct(*[input_col(name) for name in source_columns])).alias(ROW_JSON),
+    )

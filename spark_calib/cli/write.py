@@ -1,0 +1,147 @@
+"""Write one run_date partition of an output table, and read it back.
+
+Each table is partitioned by ``run_date`` (a DATE). Writing replaces exactly the run date's
+partition and nothing else, also when the new partition is empty: a dynamic partition
+overwrite only replaces the partitions the new rows fall into, so a rerun without invalid rows
+would leave the first run's invalid rows behind. The run date's partition is therefore
+overwritten statically, by name:
+
+- catalog (``output.database``): ``INSERT OVERWRITE TABLE … PARTITION (run_date = …)``, after
+  creating the database and a Parquet table partitioned by run_date on the first write;
+- path (``output.path``): an overwrite of the Hive-style directory ``<path>/<table>/run_date=…``,
+  which Spark, Hive, Trino and pyarrow all read back as the ``run_date`` partition column.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from spark_calib.cli.errors import MissingInputError, OutputError
+from spark_calib.cli.identifiers import checked_identifier
+from spark_calib.config import OutputConfig
+
+RUN_DATE = "run_date"
+OUTPUT_FORMAT = "parquet"
+MISSING_PATH_CONDITIONS = frozenset({"PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"})
+
+
+def table_location(output: OutputConfig, table: str) -> str:
+    """``database.table`` in catalog mode, ``<path>/<table>`` in path mode."""
+    if output.database is not None:
+        return checked_identifier(output.database, "output.database") + "." + table
+    assert output.path is not None
+    return output.path.rstrip("/") + "/" + table
+
+
+def write_partition(
+    spark: SparkSession, frame: DataFrame, output: OutputConfig, table: str, run_date: dt.date
+) -> str:
+    """Replace the ``run_date`` partition of ``table`` with ``frame`` and return its location.
+
+    ``frame`` holds every column but ``run_date``. Raises ``OutputError`` when the table exists
+    with other columns or types, instead of mixing two schemas in one table.
+    """
+    location = table_location(output, table)
+    existing = _existing_schema(spark, output, location)
+    if existing is not None:
+        _check_same_columns(existing, frame.schema, location)
+    if output.database is not None:
+        _insert_partition(spark, frame, output.database, location, existing, run_date)
+    else:
+        frame.write.mode("overwrite").format(OUTPUT_FORMAT).save(
+            _partition_path(location, run_date)
+        )
+    return location
+
+
+def read_partition(
+    spark: SparkSession, output: OutputConfig, table: str, run_date: dt.date
+) -> DataFrame:
+    """The rows of ``table`` for ``run_date``. Raises ``MissingInputError`` if no table."""
+    location = table_location(output, table)
+    if output.database is not None:
+        if not spark.catalog.tableExists(location):
+            raise MissingInputError(f"output table {location!r} does not exist")
+        frame = spark.table(location)
+    else:
+        try:
+            frame = spark.read.format(OUTPUT_FORMAT).load(location)
+        except AnalysisException as error:
+            if error.getCondition() in MISSING_PATH_CONDITIONS:
+                raise MissingInputError(f"output table {location!r} does not exist") from None
+            raise
+    return frame.where(F.col(RUN_DATE) == F.lit(run_date))
+
+
+def _insert_partition(
+    spark: SparkSession,
+    frame: DataFrame,
+    database: str,
+    location: str,
+    existing: StructType | None,
+    run_date: dt.date,
+) -> None:
+    if not spark.catalog.databaseExists(database):
+        spark.sql(
+            "CREATE DATABASE IF NOT EXISTS IDENTIFIER(:database)", args={"database": database}
+        )
+    if existing is None:
+        (
+            frame.withColumn(RUN_DATE, F.lit(run_date))
+            .limit(0)
+            .write.format(OUTPUT_FORMAT)
+            .partitionBy(RUN_DATE)
+            .saveAsTable(location)
+        )
+        existing = spark.table(location).schema
+    # INSERT matches columns by position, so follow the table's order.
+    ordered = frame.select(*[name for name in existing.fieldNames() if name != RUN_DATE])
+    spark.sql(
+        "INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (run_date = :run_date) "
+        "SELECT * FROM {rows}",
+        args={"table": location, "run_date": run_date},
+        rows=ordered,
+    )
+
+
+def _existing_schema(spark: SparkSession, output: OutputConfig, location: str) -> StructType | None:
+    if output.database is not None:
+        if not spark.catalog.tableExists(location):
+            return None
+        return spark.table(location).schema
+    try:
+        return spark.read.format(OUTPUT_FORMAT).load(location).schema
+    except AnalysisException as error:
+        if error.getCondition() in MISSING_PATH_CONDITIONS:
+            return None
+        raise
+
+
+def _check_same_columns(existing: StructType, new: StructType, location: str) -> None:
+    def columns(schema: StructType) -> dict[str, str]:
+        return {
+            field.name: field.dataType.simpleString()
+            for field in schema.fields
+            if field.name != RUN_DATE
+        }
+
+    have, want = columns(existing), columns(new)
+    if have != want:
+        differences = sorted(
+            f"{name}: {have.get(name, 'absent')} → {want.get(name, 'absent')}"
+            for name in set(have) | set(want)
+            if have.get(name) != want.get(name)
+        )
+        raise OutputError(
+            f"output table {location!r} exists with other columns ({'; '.join(differences)}); "
+            f"write this config to another output database or path"
+        )
+
+
+def _partition_path(location: str, run_date: dt.date) -> str:
+    return f"{location}/{RUN_DATE}={run_date.isoformat()}"
