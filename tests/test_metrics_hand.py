@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
-from tests.helpers import metric_values, overall
+from helpers import metric_values, overall
 
 ALL_BINARY = ["ece", "mce", "rmsce", "brier", "nll", "accuracy", "count", "classwise_ece"]
 # (s, y): predictions 1, 0, 1, 1; confidences 0.9, 0.8, 0.6, 0.5; correct 1, 1, 0, 1.

@@ -10,7 +10,7 @@ Output columns: model_version, slice_name, slice_value, class, metric, value, n,
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import ConfigSource, load_config
@@ -24,21 +24,33 @@ METRICS_COLUMNS = (*stats.KEY_COLUMNS, METRIC, VALUE, stats.N, WEIGHT_SUM)
 
 
 def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
-    """The metrics table of ``config.metrics`` computed from a statistics table alone."""
+    """The metrics table of ``config.metrics`` computed from a statistics table alone.
+
+    The plan is one chain (statistics → per key → per slice) with no self-union, so every row
+    of it reads the statistics once, and a cached statistics table is reused as it is.
+    """
     cfg = load_config(config)
     specs = resolve_metrics(cfg.task, cfg.metrics)
-    per_key = per_key_sums(stats_df)
-    frames = []
     top_specs = [spec for spec in specs if spec.scope == TOP_LABEL]
-    if top_specs:
-        frames.append(_long(per_key.where(F.col(stats.CLASS).isNull()), top_specs))
-    for spec in (spec for spec in specs if spec.scope == PER_CLASS):
-        per_class = _long(per_key.where(F.col(stats.CLASS).isNotNull()), [spec])
-        frames += [per_class, _macro(per_class)]
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result
+    class_specs = [spec for spec in specs if spec.scope == PER_CLASS]
+    per_key = per_key_sums(stats_df)
+    is_top = F.col(stats.CLASS).isNull()
+    if not class_specs:
+        entries = _entries(top_specs)
+        per_key = per_key.where(is_top)
+    elif not top_specs:
+        entries = _entries(class_specs)
+        per_key = per_key.where(~is_top)
+    else:
+        entries = F.when(is_top, _entries(top_specs)).otherwise(_entries(class_specs))
+    slice_keys = (stats.MODEL_VERSION, stats.SLICE_NAME, stats.SLICE_VALUE)
+    keyed = per_key.select(*slice_keys, entries.alias("_entries"))
+    if class_specs:
+        collected = F.flatten(F.collect_list("_entries"))
+        keyed = keyed.groupBy(*slice_keys).agg(collected.alias("_entries"))
+        macros = [_macro_entry(F.col("_entries"), spec.name) for spec in class_specs]
+        keyed = keyed.select(*slice_keys, F.concat("_entries", F.array(*macros)).alias("_entries"))
+    return keyed.select(*slice_keys, F.inline("_entries")).select(*METRICS_COLUMNS)
 
 
 def per_key_sums(stats_df: DataFrame) -> DataFrame:
@@ -62,36 +74,31 @@ def per_key_sums(stats_df: DataFrame) -> DataFrame:
     )
 
 
-def _long(per_key: DataFrame, specs: list[MetricSpec]) -> DataFrame:
-    entries = F.array(
-        *[F.struct(F.lit(spec.name).alias(METRIC), spec.value().alias(VALUE)) for spec in specs]
+def _entries(specs: list[MetricSpec]) -> Column:
+    """One output struct per metric for the current key."""
+    return F.array(
+        *[
+            F.struct(
+                F.col(stats.CLASS).alias(stats.CLASS),
+                F.lit(spec.name).alias(METRIC),
+                spec.value().cast("double").alias(VALUE),
+                F.col("_n").cast("long").alias(stats.N),
+                F.col("_w").cast("double").alias(WEIGHT_SUM),
+            )
+            for spec in specs
+        ]
     )
-    return per_key.select(
-        *stats.KEY_COLUMNS,
-        F.col("_n").alias(stats.N),
-        F.col("_w").alias(WEIGHT_SUM),
-        F.inline(entries),
-    ).select(*METRICS_COLUMNS)
 
 
-def _macro(per_class: DataFrame) -> DataFrame:
-    """Mean over classes of a per-class metric, with class null."""
-    group = [stats.MODEL_VERSION, stats.SLICE_NAME, stats.SLICE_VALUE, METRIC]
-    return (
-        per_class.groupBy(*group)
-        .agg(
-            F.avg(VALUE).alias(VALUE),
-            F.max(stats.N).alias(stats.N),
-            F.max(WEIGHT_SUM).alias(WEIGHT_SUM),
-        )
-        .select(
-            stats.MODEL_VERSION,
-            stats.SLICE_NAME,
-            stats.SLICE_VALUE,
-            F.lit(None).cast("string").alias(stats.CLASS),
-            METRIC,
-            VALUE,
-            stats.N,
-            WEIGHT_SUM,
-        )
+def _macro_entry(entries: Column, name: str) -> Column:
+    """Mean over classes of the per-class values of ``name`` (nulls skipped), with class null."""
+    per_class = F.filter(entries, lambda e: (e[METRIC] == name) & e[stats.CLASS].isNotNull())
+    defined = F.filter(per_class, lambda e: e[VALUE].isNotNull())
+    total = F.aggregate(defined, F.lit(0.0), lambda acc, e: acc + e[VALUE])
+    return F.struct(
+        F.lit(None).cast("string").alias(stats.CLASS),
+        F.lit(name).alias(METRIC),
+        F.try_divide(total, F.size(defined).cast("double")).alias(VALUE),
+        F.array_max(F.transform(per_class, lambda e: e[stats.N])).alias(stats.N),
+        F.array_max(F.transform(per_class, lambda e: e[WEIGHT_SUM])).alias(WEIGHT_SUM),
     )

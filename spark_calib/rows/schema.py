@@ -67,7 +67,7 @@ def _lookup(types: dict[str, DataType], name: str, key: str) -> DataType:
     nearest = difflib.get_close_matches(name, list(types), n=1, cutoff=0.6)
     hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
     raise SchemaError(
-        f"column {name!r} ({key}) is not in the input{hint} Input columns: {sorted(types)}"
+        f"column {name!r} ({key}) is not in the input{hint} (input columns: {sorted(types)})"
     )
 
 
