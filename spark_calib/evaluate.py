@@ -45,7 +45,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     rows = canonical_rows(df, cfg, types, num_classes, with_classes)
     strategy = choose_strategy(cfg)
     frames = aggregate_stats(rows, cfg, with_classes, strategy)
-    cached = (frames.primary.persist(StorageLevel.MEMORY_AND_DISK),)
+    cached: tuple[DataFrame, ...] = (frames.primary.persist(StorageLevel.MEMORY_AND_DISK),)
     if frames.stats is not frames.primary:
         cached += (frames.stats.persist(StorageLevel.MEMORY_AND_DISK),)
     stats_df = cached[-1]

@@ -37,8 +37,3 @@ def one_hot_squared_error(probs: Column, label: Column) -> Column:
             lambda p, k: F.pow(F.when(k == label, F.lit(1.0)).otherwise(F.lit(0.0)) - p, 2),
         )
     )
-
-
-def any_element(values: Column, predicate) -> Column:  # type: ignore[no-untyped-def]
-    """True when ``predicate`` holds for some element (false for an empty array)."""
-    return F.exists(values, predicate)

@@ -18,7 +18,7 @@ from spark_calib.config import Config
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.task_terms import TaskTerms, task_terms
-from spark_calib.rows.validation import first_failure, weight_checks
+from spark_calib.rows.validation import Check, first_failure, weight_checks
 
 REASON = "_reason"
 MODEL_VERSION = "_model_version"
@@ -99,7 +99,7 @@ def _weight(config: Config) -> Column:
     return input_col(config.columns.weight).cast("double")
 
 
-def _all_checks(config: Config, terms: TaskTerms) -> list:  # type: ignore[type-arg]
+def _all_checks(config: Config, terms: TaskTerms) -> list[Check]:
     checks = list(terms.checks)
     if config.columns.weight is not None:
         checks += weight_checks(_weight(config))
