@@ -22,7 +22,7 @@ DEFAULT_SEED = 20240630
 DEFAULT_END_DATE = dt.date(2024, 6, 30)
 DEFAULT_DAYS = 7
 DEFAULT_BINARY_ROWS = 1_000_000
-DEFAULT_MULTICLASS_ROWS = 200_000
+DEFAULT_MULTICLASS_ROWS = 100_000
 # Fixed, so that rand(seed) draws the same numbers whatever the cluster's parallelism.
 PARTITIONS = 4
 

@@ -14,8 +14,8 @@ from spark_calib.cli.identifiers import checked_identifier, checked_table_name
 from spark_calib.cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
 from spark_calib.cli.read import describe_input, read_input
 from spark_calib.cli.summary import SummaryRow, collect_summary
-from spark_calib.cli.tables import run_tables
-from spark_calib.cli.write import table_location, write_partition
+from spark_calib.cli.tables import METRICS_TABLE, RELIABILITY_TABLE, run_tables
+from spark_calib.cli.write import read_partition, table_location, write_partition
 from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.evaluate import evaluate
@@ -83,7 +83,14 @@ def run_evaluate(
         for table, rows in run_tables(result, config, run_id, digest):
             report(f"writing {table_location(output, table)} (run_date={run_date})")
             tables[table] = write_partition(spark, rows, output, table, run_date)
-        summary = collect_summary(result.metrics, top=top_slices, min_rows=min_slice_rows)
+        # Read back what was written: cheaper than recomputing the metrics from the statistics,
+        # and the summary then shows exactly what the tables hold.
+        summary = collect_summary(
+            read_partition(spark, output, METRICS_TABLE, run_date),
+            read_partition(spark, output, RELIABILITY_TABLE, run_date),
+            top=top_slices,
+            min_rows=min_slice_rows,
+        )
     finally:
         result.unpersist()
     return EvaluateOutcome(

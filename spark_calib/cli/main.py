@@ -1,7 +1,7 @@
 """``spark-calib``: the command line of the scheduled job, the report and the demo data.
 
     spark-calib evaluate --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--master URL]
-                         [--set key.path=value ...] [--verbose]
+                         [--set key.path=value ...] [--report DIR] [--verbose]
     spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N] [--seed S]
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from spark_calib.cli.run_date import parse_run_date
 from spark_calib.cli.session import build_session
 from spark_calib.cli.summary import format_summary
 from spark_calib.config import Config, load_config
+from spark_calib.errors import ConfigError
 
 PROG = "spark-calib"
 
@@ -51,12 +53,22 @@ def evaluate_command(args: argparse.Namespace) -> int:
     """``spark-calib evaluate``: one run of the scheduled job."""
     config, run_date = _validated(args)
     check_job_config(config)
-    spark = build_session(args.master, verbose=args.verbose)
+    progress = _progress_printer()
+    progress(f"starting Spark ({args.master or 'default master'})")
+    spark = build_session(args.master, verbose=args.verbose, conf=_spark_conf(args.conf))
+    paths: list[Path] = []
     try:
-        outcome = run_evaluate(spark, config, run_date, progress=_progress)
+        outcome = run_evaluate(spark, config, run_date, progress=progress)
+        if args.report is not None:
+            # Same session: the diagrams cost no second Spark start-up.
+            progress(f"drawing reliability diagrams into {args.report}")
+            paths = run_report(spark, config, run_date, Path(args.report))
     finally:
         spark.stop()
+    progress("done")
     print(_outcome_text(outcome))
+    if args.report is not None:
+        print(_paths_text(paths, args.report))
     return int(ExitCode.OK)
 
 
@@ -65,21 +77,23 @@ def report_command(args: argparse.Namespace) -> int:
     config, run_date = _validated(args)
     check_job_config(config)
     out_dir = Path(args.out) if args.out else default_report_dir(run_date)
-    spark = build_session(args.master, verbose=args.verbose)
+    progress = _progress_printer()
+    progress(f"starting Spark ({args.master or 'default master'})")
+    spark = build_session(args.master, verbose=args.verbose, conf=_spark_conf(args.conf))
     try:
+        progress(f"reading the tables of run_date {run_date}")
         paths = run_report(spark, config, run_date, out_dir, top_slices=args.slices)
     finally:
         spark.stop()
-    print(f"wrote {len(paths)} reliability diagram(s) to {out_dir}:")
-    for path in paths:
-        print(f"  {path}")
+    print(_paths_text(paths, out_dir))
     return int(ExitCode.OK)
 
 
 def demo_data_command(args: argparse.Namespace) -> int:
     """``spark-calib demo-data``: write the seeded binary and multiclass demo logs."""
     end_date = parse_run_date(args.end_date)
-    spark = build_session(args.master, verbose=args.verbose)
+    progress = _progress_printer()
+    spark = build_session(args.master, verbose=args.verbose, conf=_spark_conf(args.conf))
     try:
         logs = (
             ("binary", demo.binary_log(spark, args.binary_rows, args.seed, end_date)),
@@ -90,11 +104,21 @@ def demo_data_command(args: argparse.Namespace) -> int:
         )
         for name, frame in logs:
             path = f"{args.out.rstrip('/')}/{name}"
-            _progress(f"writing the {name} demo log to {path}")
+            progress(f"writing the {name} demo log to {path}")
             demo.write_log(frame, path)
     finally:
         spark.stop()
     return int(ExitCode.OK)
+
+
+def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--conf needs KEY=VALUE, got {pair!r}")
+        conf[key.strip()] = value
+    return conf
 
 
 def _validated(args: argparse.Namespace) -> tuple[Config, dt.date]:
@@ -119,8 +143,20 @@ def _outcome_text(outcome: EvaluateOutcome) -> str:
     return "\n".join(lines)
 
 
-def _progress(message: str) -> None:
-    print(f"{PROG}: {message}", flush=True)
+def _paths_text(paths: Sequence[Path], out_dir: Path | str) -> str:
+    return "\n".join(
+        [f"reliability diagrams ({len(paths)}) in {out_dir}:", *[f"  {path}" for path in paths]]
+    )
+
+
+def _progress_printer() -> Callable[[str], None]:
+    """Print ``spark-calib [  12.3s] message`` lines, timed from this call."""
+    start = time.monotonic()
+
+    def show(message: str) -> None:
+        print(f"{PROG} [{time.monotonic() - start:6.1f}s] {message}", flush=True)
+
+    return show
 
 
 def _one_line(error: BaseException) -> str:
@@ -143,6 +179,11 @@ def _parser() -> argparse.ArgumentParser:
         "evaluate", help="evaluate one run date and write the calibration tables"
     )
     _job_arguments(evaluate)
+    evaluate.add_argument(
+        "--report",
+        metavar="DIR",
+        help="also draw the reliability diagrams into DIR (as spark-calib report does)",
+    )
     evaluate.set_defaults(command=evaluate_command)
 
     report = commands.add_parser(
@@ -197,6 +238,13 @@ def _session_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="local[N], yarn, spark://…, k8s://… or sc://… for Spark Connect "
         "(default: spark-submit's, else an embedded local[*])",
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark configuration, as for spark-submit (e.g. spark.driver.memory=8g); repeatable",
     )
     parser.add_argument(
         "--verbose", action="store_true", help="show stack traces (Python and JVM) on errors"

@@ -17,22 +17,45 @@ OVERVIEW_METRICS = ("ece", "mce", "rmsce", "brier", "nll", "accuracy")
 DEFAULT_TOP_SLICES = 3
 DEFAULT_MIN_SLICE_ROWS = 500
 RANK = "rank"
+VALUE = "value"
+MEAN_CONFIDENCE = "mean_confidence"
 
 
-def slice_overview(metrics: DataFrame) -> DataFrame:
-    """One row per model version and slice: the key, ``n``, ``weight_sum`` and one double column
-    per top-label metric of ``OVERVIEW_METRICS`` (null when the run did not compute it)."""
-    return (
-        metrics.where(F.col("class").isNull())
-        .groupBy(*KEY_COLUMNS)
-        .agg(
-            F.max("n").alias("n"),
-            F.max("weight_sum").alias("weight_sum"),
-            *[
-                F.max(F.when(F.col("metric") == F.lit(metric), F.col("value"))).alias(metric)
-                for metric in OVERVIEW_METRICS
-            ],
+def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
+    """One row per model version and slice: the key, ``n``, ``weight_sum``, one double column per
+    top-label metric of ``OVERVIEW_METRICS`` (null when the run did not compute it) and
+    ``mean_confidence`` (Σ w·conf / W, from the reliability bins).
+
+    Over-confidence shows as ``mean_confidence`` above ``accuracy``.
+    """
+    bins = reliability.where(F.col("class").isNull() & (F.col("n") > F.lit(0)))
+    confidence = bins.groupBy(*KEY_COLUMNS).agg(
+        (F.sum(F.col("weight_sum") * F.col("mean_confidence")) / F.sum(F.col("weight_sum"))).alias(
+            VALUE
         )
+    )
+    # A union, not a join: model_version is null without a version column, and null keys
+    # never match in an equi-join.
+    long = (
+        metrics.where(F.col("class").isNull())
+        .select(*KEY_COLUMNS, "metric", VALUE, "n", "weight_sum")
+        .unionByName(
+            confidence.select(
+                *KEY_COLUMNS,
+                F.lit(MEAN_CONFIDENCE).alias("metric"),
+                VALUE,
+                F.lit(None).cast("long").alias("n"),
+                F.lit(None).cast("double").alias("weight_sum"),
+            )
+        )
+    )
+    return long.groupBy(*KEY_COLUMNS).agg(
+        F.max("n").alias("n"),
+        F.max("weight_sum").alias("weight_sum"),
+        *[
+            F.max(F.when(F.col("metric") == F.lit(name), F.col(VALUE))).alias(name)
+            for name in (*OVERVIEW_METRICS, MEAN_CONFIDENCE)
+        ],
     )
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import cast
 
+import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -58,21 +60,24 @@ def run_report(
     """
     _, output = check_job_config(config)
     metrics = read_partition(spark, output, METRICS_TABLE, run_date)
-    chosen = worst_slices(slice_overview(metrics), top=top_slices, min_rows=min_slice_rows)
-    panels = chosen.select(*KEY_COLUMNS, RANK, "n", "ece", "mce").toPandas()
+    reliability = read_partition(spark, output, RELIABILITY_TABLE, run_date).where(
+        F.col("class").isNull()
+    )
+    chosen = worst_slices(
+        slice_overview(metrics, reliability), top=top_slices, min_rows=min_slice_rows
+    )
+    panels = cast(pd.DataFrame, chosen.select(*KEY_COLUMNS, RANK, "n", "ece", "mce").toPandas())
     if panels.empty:
         raise MissingInputError(
             f"{table_location(output, METRICS_TABLE)!r} has no rows for run_date {run_date}; "
             f"run spark-calib evaluate for that date first"
         )
-    reliability = read_partition(spark, output, RELIABILITY_TABLE, run_date).where(
-        F.col("class").isNull()
-    )
     # Null-safe keys: model_version is null when the config names no version column.
     on = [reliability[key].eqNullSafe(chosen[key]) for key in KEY_COLUMNS]
-    bins = (
+    bins = cast(
+        pd.DataFrame,
         reliability.join(chosen.select(*KEY_COLUMNS), on=on, how="left_semi")
         .select(*KEY_COLUMNS, *BIN_COLUMNS)
-        .toPandas()
+        .toPandas(),
     )
     return write_reliability_diagrams(bins, panels, out_dir, run_date=run_date.isoformat())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -24,12 +25,19 @@ SPARK_CONNECT_SCHEME = "sc://"
 WAREHOUSE_DIR = "spark-warehouse"
 METASTORE_DIR = "metastore_db"
 LOG_CONFIG = "log4j2.properties"
+SHUFFLE_PARTITIONS_PER_CORE = 2
+MIN_LOCAL_SHUFFLE_PARTITIONS = 4
 # Every date the job derives (the run date, the date of a timestamp in the window filter) is a
 # UTC date, whatever the machine's zone.
 SESSION_TIME_ZONE = "UTC"
 
 
-def build_session(master: str | None = None, *, verbose: bool = False) -> SparkSession:
+def build_session(
+    master: str | None = None,
+    *,
+    verbose: bool = False,
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
     """Return the session for one job run.
 
     ``master`` None: reuse spark-submit's session configuration when running under spark-submit,
@@ -37,18 +45,22 @@ def build_session(master: str | None = None, *, verbose: bool = False) -> SparkS
     ``local[...]``: an embedded session on that many cores. Any other URL (``yarn``,
     ``spark://…``, ``k8s://…``): that cluster, configured by its own spark-defaults.
 
+    ``conf`` (the CLI's ``--conf KEY=VALUE``) is applied last, so it overrides the defaults here.
+
     Raises ``JavaNotFoundError`` before trying when a local JVM is needed and there is none.
     """
     if master is not None and master.startswith(SPARK_CONNECT_SCHEME):
-        session = SparkSession.builder.remote(master).appName(APP_NAME).getOrCreate()
+        builder = SparkSession.builder.remote(master).appName(APP_NAME)
     elif master is None and _under_spark_submit():
-        session = SparkSession.builder.appName(APP_NAME).getOrCreate()
+        builder = SparkSession.builder.appName(APP_NAME)
     else:
         require_java()
         builder = SparkSession.builder.master(master or EMBEDDED_MASTER).appName(APP_NAME)
         if (master or EMBEDDED_MASTER).startswith("local"):
             builder = _embedded(builder, Path.cwd(), verbose=verbose)
-        session = builder.getOrCreate()
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.conf.set("spark.sql.session.timeZone", SESSION_TIME_ZONE)
     if verbose:
         session.conf.set("spark.sql.pyspark.jvmStacktrace.enabled", "true")
@@ -84,10 +96,17 @@ def _embedded(
         .config("spark.sql.warehouse.dir", str(workdir / WAREHOUSE_DIR))
         .config("spark.hadoop.javax.jdo.option.ConnectionURL", metastore_url)
         .config("spark.driver.extraJavaOptions", java_options)
+        # The default of 200 shuffle partitions is sized for clusters; on a laptop most of them
+        # would be empty tasks around a statistics table of a few thousand rows.
+        .config("spark.sql.shuffle.partitions", str(_local_shuffle_partitions()))
         .config("spark.ui.showConsoleProgress", str(interactive).lower())
         # The UI is for people watching a run; a scheduled or piped run starts faster without it.
         .config("spark.ui.enabled", str(interactive or verbose).lower())
     )
+
+
+def _local_shuffle_partitions() -> int:
+    return max(MIN_LOCAL_SHUFFLE_PARTITIONS, SHUFFLE_PARTITIONS_PER_CORE * (os.cpu_count() or 1))
 
 
 def _java_property(name: str, value: str) -> str:

@@ -17,7 +17,10 @@ SUMMARY_COLUMNS = (
     ("brier", "Brier"),
     ("nll", "NLL"),
     ("accuracy", "accuracy"),
+    ("mean_confidence", "mean conf"),
 )
+# |mean confidence − accuracy| from which a slice is called over- or under-confident.
+DIRECTION_MIN_GAP = 0.02
 NO_VALUE = "-"
 NO_MODEL_VERSION = "(all)"
 
@@ -39,10 +42,12 @@ class SummaryRow:
         return slice_label(self.slice_name, self.slice_value)
 
 
-def collect_summary(metrics: DataFrame, top: int, min_rows: int) -> list[SummaryRow]:
+def collect_summary(
+    metrics: DataFrame, reliability: DataFrame, top: int, min_rows: int
+) -> list[SummaryRow]:
     """Collect the overall slice and the ``top`` worst slices (by ECE, ``n >= min_rows``) of each
     model version from a metrics frame: a handful of rows, whatever the number of slices."""
-    rows = worst_slices(slice_overview(metrics), top=top, min_rows=min_rows).collect()
+    rows = worst_slices(slice_overview(metrics, reliability), top=top, min_rows=min_rows).collect()
     summary = [
         SummaryRow(
             model_version=row["model_version"],
@@ -61,27 +66,40 @@ def collect_summary(metrics: DataFrame, top: int, min_rows: int) -> list[Summary
 
 def format_summary(rows: Sequence[SummaryRow]) -> str:
     """A fixed-width table, one line per row, grouped by model version."""
-    header = ["model_version", "slice", "n", *[title for _, title in SUMMARY_COLUMNS]]
+    header = ["model_version", "slice", "n", *[title for _, title in SUMMARY_COLUMNS], ""]
     body = [
         [
             row.model_version if row.model_version is not None else NO_MODEL_VERSION,
             row.slice_label if row.rank == 0 else f"{row.slice_label}  (#{row.rank} by ECE)",
             f"{row.n:,}",
             *[_show_metric(row.values.get(column)) for column, _ in SUMMARY_COLUMNS],
+            direction(row.values.get("mean_confidence"), row.values.get("accuracy")),
         ]
         for row in rows
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    numeric_from = 2
+    numeric = range(2, len(header) - 1)
 
     def render(line: list[str]) -> str:
         cells = [
-            cell.rjust(width) if index >= numeric_from else cell.ljust(width)
+            cell.rjust(width) if index in numeric else cell.ljust(width)
             for index, (cell, width) in enumerate(zip(line, widths, strict=True))
         ]
         return "  ".join(cells).rstrip()
 
     return "\n".join([render(header), *[render(line) for line in body]])
+
+
+def direction(mean_confidence: float | None, accuracy: float | None) -> str:
+    """``over-confident`` when the mean confidence exceeds the accuracy by at least
+    ``DIRECTION_MIN_GAP``, ``under-confident`` for the reverse, else ``""``."""
+    if mean_confidence is None or accuracy is None:
+        return ""
+    if mean_confidence - accuracy >= DIRECTION_MIN_GAP:
+        return "over-confident"
+    if accuracy - mean_confidence >= DIRECTION_MIN_GAP:
+        return "under-confident"
+    return ""
 
 
 def _show_metric(value: float | None) -> str:

@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 ACCURACY_COLOR = "#3b6fb6"
 GAP_COLOR = "#d62728"
 HISTOGRAM_COLOR = "#7f7f7f"
+EMPTY_BIN_COLOR = "#bdbdbd"
 
 
 def draw_reliability(axes: Axes, bins: pd.DataFrame, *, legend: bool) -> None:
@@ -21,7 +22,19 @@ def draw_reliability(axes: Axes, bins: pd.DataFrame, *, legend: bool) -> None:
     ``bins`` has one row per bin with ``bin_lower``, ``bin_upper``, ``n``, ``accuracy`` and
     ``mean_confidence`` (null for empty bins).
     """
-    filled = bins[(bins["n"] > 0) & bins["accuracy"].notna()]
+    is_filled = (bins["n"] > 0) & bins["accuracy"].notna()
+    filled = bins[is_filled]
+    for index, (lower_edge, upper_edge) in enumerate(
+        bins.loc[~is_filled, ["bin_lower", "bin_upper"]].itertuples(index=False)
+    ):
+        axes.axvspan(
+            lower_edge,
+            upper_edge,
+            color=EMPTY_BIN_COLOR,
+            alpha=0.18,
+            linewidth=0,
+            label="empty bin (no rows)" if index == 0 else None,
+        )
     lower = filled["bin_lower"].to_numpy(dtype=float)
     width = filled["bin_upper"].to_numpy(dtype=float) - lower
     accuracy = filled["accuracy"].to_numpy(dtype=float)

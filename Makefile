@@ -1,0 +1,52 @@
+# spark_calib — the two commands of the README, plus lint.
+#   make demo   set up .venv, generate the seeded demo logs, run the jobs, draw the diagrams
+#   make test   set up .venv and run the whole test suite (what CI runs)
+#   make lint   ruff and mypy
+# Needs Python >= 3.10 and a Java 17 runtime; everything else is installed into .venv/.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+DEMO_DIR := demo_output
+DEMO_LOGS := $(DEMO_DIR)/logs
+DEMO_RUN_DATE := 2024-06-30
+JAVA := $(or $(if $(JAVA_HOME),$(wildcard $(JAVA_HOME)/bin/java)),$(shell command -v java 2>/dev/null))
+
+.PHONY: demo test lint venv java clean-demo
+
+venv: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+java:
+	$(if $(JAVA),,$(error java not found: install a Java 17 runtime (for example apt-get install openjdk-17-jre-headless) or set JAVA_HOME))
+
+demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
+	$(BIN)/spark-calib evaluate --config conf/demo_binary.yaml --run-date $(DEMO_RUN_DATE) \
+		--report $(DEMO_DIR)/reports/binary
+	$(BIN)/spark-calib evaluate --config conf/demo_multiclass.yaml --run-date $(DEMO_RUN_DATE) \
+		--report $(DEMO_DIR)/reports/multiclass
+	@echo
+	@echo "Diagrams: $(DEMO_DIR)/reports/{binary,multiclass}/reliability_v*.png"
+	@echo "Tables: databases calib_demo and calib_demo_multiclass (./spark-warehouse, ./metastore_db)"
+
+# The logs are seeded, so they are generated once; make clean-demo starts over.
+$(DEMO_LOGS)/_SUCCESS: | java $(INSTALLED)
+	$(BIN)/spark-calib demo-data --out $(DEMO_LOGS)
+	touch $@
+
+clean-demo:
+	rm -rf $(DEMO_DIR) spark-warehouse metastore_db derby.log
+
+test: java $(INSTALLED)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/mypy spark_calib

@@ -1,0 +1,172 @@
+"""The real command line in a subprocess: embedded Hive catalog, spark-submit, exit codes.
+
+Each test starts its own JVM, so there are few of them (marked slow). Each runs in its own
+working directory, where the embedded session keeps spark-warehouse/ and metastore_db/.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from job_helpers import log_rows, write_log
+from pyspark.sql import SparkSession
+
+from spark_calib.cli.exit_codes import ExitCode
+
+pytestmark = pytest.mark.slow
+
+BIN_DIR = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
+PROCESS_TIMEOUT_SECONDS = 600
+# As in conftest.py: on a few rows, code generation and adaptive planning cost more than they save.
+SMALL_DATA_CONF = (
+    "spark.sql.codegen.wholeStage=false",
+    "spark.sql.adaptive.enabled=false",
+    "spark.sql.shuffle.partitions=2",
+)
+CONFIG = """\
+task: binary
+columns: {{score: score, label: label, model_version: model_version}}
+slices: [[], [country]]
+binning: {{n_bins: 5}}
+max_invalid_fraction: {max_invalid}
+input:
+  path: {input}
+  window: {{column: event_date, lookback_days: 1}}
+output: {output}
+"""
+
+
+def job_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
+    env["PYSPARK_PYTHON"] = sys.executable
+    return env
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        env=job_env(),
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_TIMEOUT_SECONDS,
+        check=False,
+    )
+
+
+def conf_arguments() -> list[str]:
+    return [argument for pair in SMALL_DATA_CONF for argument in ("--conf", pair)]
+
+
+def spark_calib(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run([str(BIN_DIR / "spark-calib"), *args, *conf_arguments()], cwd)
+
+
+def write_job(tmp_path: Path, output: str, max_invalid: float = 0.0) -> Path:
+    config = tmp_path / "job.yaml"
+    config.write_text(CONFIG.format(input=tmp_path / "log", output=output, max_invalid=max_invalid))
+    return config
+
+
+def our_lines(stderr: str) -> list[str]:
+    """stderr without the JVM's own start-up notice about incubator modules."""
+    return [line for line in stderr.splitlines() if not line.startswith("WARNING: Using incubator")]
+
+
+@pytest.fixture
+def workdir(spark: SparkSession, tmp_path: Path) -> Path:
+    write_log(spark, tmp_path / "log", log_rows(30, null_scores=3))
+    return tmp_path
+
+
+def test_evaluate_then_report_through_the_embedded_catalog(workdir: Path) -> None:
+    config = write_job(workdir, "{database: calib}", max_invalid=0.1)
+
+    evaluated = spark_calib(
+        "evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir
+    )
+
+    assert evaluated.returncode == ExitCode.OK, evaluated.stderr
+    assert our_lines(evaluated.stderr) == []
+    assert "60 input rows, 3 invalid (null_score=3)" in evaluated.stdout
+    assert "  calib.calibration_metrics" in evaluated.stdout
+    assert (workdir / "metastore_db").is_dir()
+    assert (
+        workdir / "spark-warehouse" / "calib.db" / "calibration_metrics" / "run_date=2024-06-30"
+    ).is_dir()
+
+    # A second process finds the tables through the metastore left in the working directory.
+    reported = spark_calib(
+        "report",
+        "--config",
+        str(config),
+        "--run-date",
+        "2024-06-30",
+        "--out",
+        "pictures",
+        cwd=workdir,
+    )
+
+    assert reported.returncode == ExitCode.OK, reported.stderr
+    assert sorted(p.name for p in (workdir / "pictures").iterdir()) == [
+        "reliability_a.png",
+        "reliability_b.png",
+    ]
+
+
+def test_spark_submit_runs_the_job(workdir: Path) -> None:
+    config = write_job(workdir, "{path: tables}", max_invalid=0.1)
+
+    submitted = run(
+        [
+            str(BIN_DIR / "spark-submit"),
+            "--master",
+            "local[1]",
+            *conf_arguments(),
+            str(REPO / "jobs" / "evaluate.py"),
+            "--config",
+            str(config),
+            "--run-date",
+            "2024-06-30",
+        ],
+        workdir,
+    )
+
+    assert submitted.returncode == ExitCode.OK, submitted.stderr[-3000:]
+    for table in ("metrics", "reliability", "stats", "invalid_rows"):
+        assert (workdir / "tables" / f"calibration_{table}" / "run_date=2024-06-30").is_dir()
+
+
+def test_missing_input_exits_3_with_one_line(workdir: Path) -> None:
+    config = write_job(workdir, "{path: tables}")
+    config.write_text(config.read_text().replace(str(workdir / "log"), str(workdir / "nope")))
+
+    failed = spark_calib(
+        "evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir
+    )
+
+    assert failed.returncode == ExitCode.MISSING_INPUT
+    assert our_lines(failed.stderr) == [
+        f"spark-calib: error: input path '{workdir / 'nope'}' does not exist or holds no "
+        f"parquet files"
+    ]
+
+
+def test_too_many_invalid_rows_exits_4_with_one_line(workdir: Path) -> None:
+    config = write_job(workdir, "{path: tables}", max_invalid=0.01)
+
+    failed = spark_calib(
+        "evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir
+    )
+
+    assert failed.returncode == ExitCode.INVALID_ROWS
+    assert our_lines(failed.stderr) == [
+        "spark-calib: error: 3 of 60 input rows are invalid (fraction 0.05 > "
+        "max_invalid_fraction 0.01): null_score=3"
+    ]
+    assert not (workdir / "tables").exists()
