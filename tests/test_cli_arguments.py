@@ -133,3 +133,10 @@ def test_identifiers() -> None:
         checked_identifier("1db", "output.database")
     with pytest.raises(ConfigError, match=r"'input.table': 'logs..x' is not a table name"):
         checked_table_name("logs..x", "input.table")
+
+
+def test_spark_conf_needs_key_and_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path, VALID_CONFIG)
+    code, err = run_main(["evaluate", "--config", config, "--conf", "spark.driver.memory"], capsys)
+    assert code == ExitCode.CONFIG
+    assert err == ["spark-calib: error: --conf needs KEY=VALUE, got 'spark.driver.memory'"]
