@@ -22,19 +22,12 @@ from spark_calib.cli.ranking import (
 from spark_calib.cli.tables import METRICS_TABLE, RELIABILITY_TABLE
 from spark_calib.cli.write import read_partition, table_location
 from spark_calib.config import Config
+from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
 from spark_calib.report import write_reliability_diagrams
+from spark_calib.stats import schema as stats_schema
 
 DEFAULT_REPORT_SLICES = 5
-BIN_COLUMNS = (
-    "bin",
-    "bin_lower",
-    "bin_upper",
-    "n",
-    "weight_sum",
-    "mean_confidence",
-    "accuracy",
-    "gap",
-)
+BIN_COLUMNS = RELIABILITY_COLUMNS[len(stats_schema.KEY_COLUMNS) :]
 
 
 def default_report_dir(run_date: dt.date) -> Path:
