@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from spark_calib.cli.main import main
+from spark_calib_cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["evaluate", *sys.argv[1:]]))

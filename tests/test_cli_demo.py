@@ -6,8 +6,8 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
-from spark_calib.cli import demo
-from spark_calib.cli.summary import SummaryRow, collect_summary, direction
+from spark_calib_cli import demo
+from spark_calib_cli.summary import SummaryRow, collect_summary, direction
 
 BINARY_ROWS = 60_000
 MULTICLASS_ROWS = 30_000

@@ -15,7 +15,7 @@ import pytest
 from job_helpers import log_rows, write_log
 from pyspark.sql import SparkSession
 
-from spark_calib.cli.exit_codes import ExitCode
+from spark_calib_cli.exit_codes import ExitCode
 
 pytestmark = pytest.mark.slow
 

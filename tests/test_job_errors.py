@@ -8,10 +8,10 @@ import pytest
 from job_helpers import RUN_DATE, job_config, log_rows, write_log
 from pyspark.sql import SparkSession
 
-from spark_calib.cli.errors import MissingInputError, OutputError
-from spark_calib.cli.evaluate_job import check_job_config, run_evaluate
 from spark_calib.config import load_config
 from spark_calib.errors import ConfigError, InvalidRowsError
+from spark_calib_cli.errors import MissingInputError, OutputError
+from spark_calib_cli.evaluate_job import check_job_config, run_evaluate
 
 BINARY = {"task": "binary", "columns": {"score": "score", "label": "label"}}
 

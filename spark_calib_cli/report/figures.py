@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from spark_calib.report.labels import slice_label
-from spark_calib.report.panel import draw_histogram, draw_reliability
+from spark_calib_cli.report.labels import slice_label
+from spark_calib_cli.report.panel import draw_histogram, draw_reliability
 
 PANELS_PER_ROW = 3
 PANEL_SIZE_INCHES = (4.6, 4.8)

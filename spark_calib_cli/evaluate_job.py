@@ -9,16 +9,16 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from spark_calib.cli.errors import MissingInputError
-from spark_calib.cli.identifiers import checked_identifier, checked_table_name
-from spark_calib.cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
-from spark_calib.cli.read import describe_input, read_input
-from spark_calib.cli.summary import SummaryRow, collect_summary
-from spark_calib.cli.tables import METRICS_TABLE, RELIABILITY_TABLE, run_tables
-from spark_calib.cli.write import read_partition, table_location, write_partition
 from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.evaluate import evaluate
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.identifiers import checked_identifier, checked_table_name
+from spark_calib_cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
+from spark_calib_cli.read import describe_input, read_input
+from spark_calib_cli.summary import SummaryRow, collect_summary
+from spark_calib_cli.tables import METRICS_TABLE, RELIABILITY_TABLE, run_tables
+from spark_calib_cli.write import read_partition, table_location, write_partition
 
 
 @dataclass(frozen=True)

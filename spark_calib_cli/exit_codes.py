@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from spark_calib.cli.errors import JavaNotFoundError, MissingInputError, OutputError
 from spark_calib.errors import ConfigError, InvalidRowsError, SchemaError
+from spark_calib_cli.errors import JavaNotFoundError, MissingInputError, OutputError
 
 
 class ExitCode(IntEnum):

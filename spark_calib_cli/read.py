@@ -9,10 +9,10 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, StringType, TimestampNTZType, TimestampType
 
-from spark_calib.cli.errors import MissingInputError
-from spark_calib.cli.identifiers import checked_table_name
 from spark_calib.config import InputConfig, Window
 from spark_calib.errors import ConfigError, SchemaError
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.identifiers import checked_table_name
 
 MISSING_PATH_CONDITIONS = frozenset({"PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"})
 MISSING_FORMAT_CONDITIONS = frozenset({"DATA_SOURCE_NOT_FOUND"})

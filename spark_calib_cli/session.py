@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from spark_calib.cli.errors import JavaNotFoundError
+from spark_calib_cli.errors import JavaNotFoundError
 
 APP_NAME = "spark-calib"
 EMBEDDED_MASTER = "local[*]"
@@ -115,7 +115,7 @@ def _java_property(name: str, value: str) -> str:
 
 
 def _log_config_path() -> str:
-    return str(resources.files("spark_calib.cli").joinpath(LOG_CONFIG))
+    return str(resources.files("spark_calib_cli").joinpath(LOG_CONFIG))
 
 
 def _under_spark_submit() -> bool:

@@ -10,21 +10,21 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from spark_calib.cli.errors import MissingInputError
-from spark_calib.cli.evaluate_job import check_job_config
-from spark_calib.cli.ranking import (
+from spark_calib.config import Config
+from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
+from spark_calib.stats import schema as stats_schema
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.evaluate_job import check_job_config
+from spark_calib_cli.ranking import (
     DEFAULT_MIN_SLICE_ROWS,
     KEY_COLUMNS,
     RANK,
     slice_overview,
     worst_slices,
 )
-from spark_calib.cli.tables import METRICS_TABLE, RELIABILITY_TABLE
-from spark_calib.cli.write import read_partition, table_location
-from spark_calib.config import Config
-from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
-from spark_calib.report import write_reliability_diagrams
-from spark_calib.stats import schema as stats_schema
+from spark_calib_cli.report import write_reliability_diagrams
+from spark_calib_cli.tables import METRICS_TABLE, RELIABILITY_TABLE
+from spark_calib_cli.write import read_partition, table_location
 
 DEFAULT_REPORT_SLICES = 5
 BIN_COLUMNS = RELIABILITY_COLUMNS[len(stats_schema.KEY_COLUMNS) :]

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from spark_calib.cli.ranking import RANK, slice_overview, worst_slices
-from spark_calib.report.labels import slice_label
+from spark_calib_cli.ranking import RANK, slice_overview, worst_slices
+from spark_calib_cli.report.labels import slice_label
 
 # (column of the overview, header) in print order.
 SUMMARY_COLUMNS = (

@@ -21,9 +21,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from spark_calib.cli.errors import MissingInputError, OutputError
-from spark_calib.cli.identifiers import checked_identifier
 from spark_calib.config import OutputConfig
+from spark_calib_cli.errors import MissingInputError, OutputError
+from spark_calib_cli.identifiers import checked_identifier
 
 RUN_DATE = "run_date"
 OUTPUT_FORMAT = "parquet"

@@ -20,15 +20,15 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from spark_calib.cli import demo
-from spark_calib.cli.evaluate_job import EvaluateOutcome, check_job_config, run_evaluate
-from spark_calib.cli.exit_codes import ExitCode, exit_code_for
-from spark_calib.cli.report_job import DEFAULT_REPORT_SLICES, default_report_dir, run_report
-from spark_calib.cli.run_date import parse_run_date
-from spark_calib.cli.session import build_session
-from spark_calib.cli.summary import format_summary
 from spark_calib.config import Config, load_config
 from spark_calib.errors import ConfigError
+from spark_calib_cli import demo
+from spark_calib_cli.evaluate_job import EvaluateOutcome, check_job_config, run_evaluate
+from spark_calib_cli.exit_codes import ExitCode, exit_code_for
+from spark_calib_cli.report_job import DEFAULT_REPORT_SLICES, default_report_dir, run_report
+from spark_calib_cli.run_date import parse_run_date
+from spark_calib_cli.session import build_session
+from spark_calib_cli.summary import format_summary
 
 PROG = "spark-calib"
 
