@@ -8,9 +8,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
 from spark_calib.config import Config, ConfigSource, load_config
-from spark_calib.errors import InvalidRowsError, SchemaError
+from spark_calib.errors import ConfigError, InvalidRowsError, SchemaError
 from spark_calib.metrics.compute import metrics_from_stats
-from spark_calib.metrics.registry import PER_CLASS, resolve_metrics
+from spark_calib.metrics.decision import confusion_from_stats
+from spark_calib.metrics.exact_ranking import exact_ranking_metrics
+from spark_calib.metrics.ranking import roc_from_stats, thresholds_from_stats
+from spark_calib.metrics.registry import EXACT_RANKING, MetricSpec, resolve_metrics, row_needs
+from spark_calib.metrics.regression import regression_calibration_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.canonical import canonical_rows, reason_expression
@@ -38,13 +42,14 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
     """
     cfg = load_config(config)
-    specs = resolve_metrics(cfg.task, cfg.metrics)
+    specs = resolve_metrics(cfg.task, cfg.metrics, cfg.features())
     types = check_input_schema(df, cfg)
     num_classes = _num_classes(df, cfg)
-    with_classes = any(spec.scope == PER_CLASS for spec in specs)
-    rows = canonical_rows(df, cfg, types, num_classes, with_classes)
+    _check_class_config(cfg, num_classes)
+    needs = row_needs(specs)
+    rows = canonical_rows(df, cfg, types, num_classes, needs)
     strategy = choose_strategy(cfg)
-    frames = aggregate_stats(rows, cfg, with_classes, strategy)
+    frames = aggregate_stats(rows, cfg, needs.per_class, strategy)
     cached: tuple[DataFrame, ...] = (frames.primary.persist(StorageLevel.MEMORY_AND_DISK),)
     if frames.stats is not frames.primary:
         cached += (frames.stats.persist(StorageLevel.MEMORY_AND_DISK),)
@@ -57,8 +62,10 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         for frame in cached:
             frame.unpersist()
         raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
+    names = {spec.name for spec in specs}
+    with_std = "std" in cfg.features()
     return EvaluationResult(
-        metrics=metrics_from_stats(stats_df, cfg),
+        metrics=_metrics(stats_df, rows, cfg, specs),
         reliability=reliability_from_stats(stats_df, cfg),
         stats=stats_df,
         invalid=_invalid_rows(df, cfg, types, num_classes, any_invalid=n_invalid > 0),
@@ -67,8 +74,42 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         strategy=strategy,
         num_classes=num_classes,
         config=cfg,
+        confusion=confusion_from_stats(stats_df) if "confusion_matrix" in names else None,
+        thresholds=(thresholds_from_stats(stats_df, cfg) if "threshold_metrics" in names else None),
+        roc=roc_from_stats(stats_df, cfg) if "roc_curve" in names else None,
+        regression_calibration=(
+            regression_calibration_from_stats(stats_df, cfg)
+            if cfg.task == "regression" and with_std
+            else None
+        ),
         _cached=cached,
     )
+
+
+def _metrics(
+    stats_df: DataFrame, rows: DataFrame, cfg: Config, specs: list[MetricSpec]
+) -> DataFrame:
+    """The metrics table: everything from the statistics, plus the exact ranking metrics from
+    a second pass over the canonical rows when they are requested."""
+    from_stats = metrics_from_stats(stats_df, cfg)
+    exact = [spec for spec in specs if spec.family == EXACT_RANKING]
+    if not exact:
+        return from_stats
+    return from_stats.unionByName(exact_ranking_metrics(rows, cfg, exact))
+
+
+def _check_class_config(cfg: Config, num_classes: int | None) -> None:
+    """cost_matrix and class_weights against K once it is known (it may come from the data)."""
+    if num_classes is None:
+        return
+    if cfg.cost_matrix is not None and len(cfg.cost_matrix) != num_classes:
+        size = len(cfg.cost_matrix)
+        raise ConfigError(f"cost_matrix is {size}×{size} but the input has {num_classes} classes")
+    for key in cfg.class_weights or {}:
+        try:
+            cfg.class_position(key, num_classes)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
 
 
 def _row_counts(stats_df: DataFrame, first_slice: str) -> dict[str | None, int]:
@@ -86,7 +127,7 @@ def _row_counts(stats_df: DataFrame, first_slice: str) -> dict[str | None, int]:
 def _num_classes(df: DataFrame, cfg: Config) -> int | None:
     if cfg.task == "binary":
         return 2
-    if cfg.task == "top_label":
+    if cfg.task in ("top_label", "regression"):
         return None
     if cfg.num_classes is not None:
         return cfg.num_classes

@@ -27,7 +27,14 @@ class EvaluationResult:
         n_rows: input rows seen by the scan (valid + invalid).
         invalid_counts: reason → number of invalid input rows (empty when all rows are valid).
         strategy: how the one aggregation grouped slices: ``finest_grain`` or ``grouping_sets``.
-        num_classes: K for classification tasks (2 for binary), None for top_label.
+        num_classes: K for classification tasks (2 for binary), None for top_label and
+            regression.
+        confusion: with ``confusion_matrix``: true × predicted cells per key (n > 0 only).
+        thresholds: with ``threshold_metrics`` (binary): weighted counts, TPR, FPR and
+            precision at each configured threshold.
+        roc: with ``roc_curve`` (binary): ROC points per key from the score histogram.
+        regression_calibration: regression with std/variance: expected against observed
+            central-interval coverage at 19 levels.
     """
 
     metrics: DataFrame
@@ -39,6 +46,10 @@ class EvaluationResult:
     strategy: str
     num_classes: int | None
     config: Config
+    confusion: DataFrame | None = None
+    thresholds: DataFrame | None = None
+    roc: DataFrame | None = None
+    regression_calibration: DataFrame | None = None
     _cached: tuple[DataFrame, ...] = field(default=(), repr=False)
 
     @property

@@ -6,19 +6,24 @@ Every section forbids unknown keys, so a typo is an error and never a silent def
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from spark_calib.constants import (
+    DEFAULT_AUC_BUCKETS,
+    DEFAULT_COVERAGE_LEVELS,
     DEFAULT_MAX_INVALID_FRACTION,
     DEFAULT_N_BINS,
+    DEFAULT_ROC_POINTS,
     DEFAULT_SUM_TOLERANCE,
     DEFAULT_THRESHOLD,
+    DEFAULT_THRESHOLDS,
     LOG_EPS,
 )
 
-Task = Literal["binary", "multiclass", "top_label"]
+Task = Literal["binary", "multiclass", "top_label", "regression"]
 BinEdges = Literal["left_closed", "right_closed"]
 SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
 InputFormat = Literal["parquet", "orc", "json", "csv", "delta"]
@@ -28,6 +33,7 @@ TASK_COLUMN_ROLES: dict[str, frozenset[str]] = {
     "binary": frozenset({"score", "label"}),
     "multiclass": frozenset({"probs", "logits", "label"}),
     "top_label": frozenset({"confidence", "correct", "prediction", "label", "quality"}),
+    "regression": frozenset({"prediction", "target", "std", "variance"}),
 }
 COMMON_COLUMN_ROLES = frozenset({"weight", "model_version"})
 
@@ -47,6 +53,9 @@ class Columns(StrictModel):
     correct: str | None = None
     prediction: str | None = None
     quality: str | None = None
+    target: str | None = None
+    std: str | None = None
+    variance: str | None = None
     weight: str | None = None
     model_version: str | None = None
 
@@ -106,6 +115,12 @@ class Config(StrictModel):
     sum_tolerance: float = Field(default=DEFAULT_SUM_TOLERANCE, gt=0.0)
     nll_eps: float = Field(default=LOG_EPS, gt=0.0, lt=0.5)
     slice_strategy: SliceStrategy = "auto"
+    class_weights: dict[str | int, float] | None = None
+    cost_matrix: tuple[tuple[float, ...], ...] | None = None
+    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
+    auc_buckets: int = Field(default=DEFAULT_AUC_BUCKETS, ge=1)
+    roc_points: int = Field(default=DEFAULT_ROC_POINTS, ge=2)
+    coverage_levels: tuple[float, ...] = DEFAULT_COVERAGE_LEVELS
     input: InputConfig | None = None
     output: OutputConfig | None = None
 
@@ -137,6 +152,41 @@ class Config(StrictModel):
                 raise ValueError(f"class_names has duplicates: {list(names)}")
         return names
 
+    @field_validator("class_weights")
+    @classmethod
+    def _class_weights_valid(
+        cls, weights: dict[str | int, float] | None
+    ) -> dict[str | int, float] | None:
+        for key, weight in (weights or {}).items():
+            if not math.isfinite(weight) or weight < 0.0:
+                raise ValueError(
+                    f"class_weights[{key!r}] must be a finite weight ≥ 0, got {weight}"
+                )
+        return weights
+
+    @field_validator("cost_matrix")
+    @classmethod
+    def _cost_matrix_square(
+        cls, matrix: tuple[tuple[float, ...], ...] | None
+    ) -> tuple[tuple[float, ...], ...] | None:
+        if matrix is not None:
+            if any(len(row) != len(matrix) for row in matrix) or len(matrix) < 2:
+                shape = [len(row) for row in matrix]
+                raise ValueError(f"cost_matrix must be K×K with K ≥ 2, got row lengths {shape}")
+            if not all(math.isfinite(cost) for row in matrix for cost in row):
+                raise ValueError("cost_matrix entries must be finite numbers")
+        return matrix
+
+    @field_validator("thresholds")
+    @classmethod
+    def _thresholds_valid(cls, thresholds: tuple[float, ...]) -> tuple[float, ...]:
+        return _distinct_levels(thresholds, "thresholds", closed=True)
+
+    @field_validator("coverage_levels")
+    @classmethod
+    def _coverage_levels_valid(cls, levels: tuple[float, ...]) -> tuple[float, ...]:
+        return _distinct_levels(levels, "coverage_levels", closed=False)
+
     @model_validator(mode="after")
     def _columns_fit_task(self) -> Config:
         roles = set(self.columns.roles())
@@ -164,6 +214,12 @@ class Config(StrictModel):
                     f"num_classes is {self.num_classes} but class_names has "
                     f"{len(self.class_names)} names"
                 )
+        elif self.task == "regression":
+            _require(roles, ["prediction", "target"], self.task)
+            if "std" in roles and "variance" in roles:
+                raise ValueError(
+                    "task regression takes at most one of columns.std, columns.variance"
+                )
         else:
             _require(roles, ["confidence"], self.task)
             modes = [
@@ -186,17 +242,86 @@ class Config(StrictModel):
             raise ValueError(f"num_classes applies to task multiclass only, not {self.task}")
         if self.task == "binary" and self.class_names is not None and len(self.class_names) != 2:
             raise ValueError(f"task binary needs 2 class_names, got {list(self.class_names)}")
-        if self.task == "top_label" and self.class_names is not None:
-            raise ValueError("class_names does not apply to task top_label")
+        if self.task in ("top_label", "regression") and self.class_names is not None:
+            raise ValueError(f"class_names does not apply to task {self.task}")
+        self._check_class_keys()
         # Imported here: the registry is part of the metrics layer, which imports this module.
         from spark_calib.metrics.registry import resolve_metrics
 
-        resolve_metrics(self.task, self.metrics)
+        resolve_metrics(self.task, self.metrics, self.features())
         return self
+
+    def _check_class_keys(self) -> None:
+        """class_weights and cost_matrix must fit the classes when K is known from the config."""
+        k = self.known_num_classes()
+        if self.cost_matrix is not None and k is not None and len(self.cost_matrix) != k:
+            raise ValueError(
+                f"cost_matrix is {len(self.cost_matrix)}×{len(self.cost_matrix)} "
+                f"but there are {k} classes"
+            )
+        for key in self.class_weights or {}:
+            self.class_position(key, k)
+
+    def known_num_classes(self) -> int | None:
+        """K when the config fixes it: 2 for binary, else num_classes or len(class_names)."""
+        if self.task == "binary":
+            return 2
+        if self.num_classes is not None:
+            return self.num_classes
+        return len(self.class_names) if self.class_names is not None else None
+
+    def class_position(self, key: str | int, num_classes: int | None) -> int:
+        """The class index a ``class_weights`` key names: a class name, or an index (int or
+        its string). Raises ValueError for a key that names no class."""
+        if self.class_names is not None and key in self.class_names:
+            return self.class_names.index(str(key))
+        try:
+            index = int(key)
+        except ValueError:
+            index = -1
+        if (
+            str(index) != str(key).strip()
+            or index < 0
+            or (num_classes is not None and index >= num_classes)
+        ):
+            names = list(self.class_names) if self.class_names else f"indices 0..{num_classes}"
+            raise ValueError(f"class_weights key {key!r} names no class (classes: {names})")
+        return index
+
+    def class_weight_vector(self, num_classes: int) -> list[float]:
+        """c_k for k = 0..K−1: the configured weight, 1.0 for classes not listed."""
+        weights = [1.0] * num_classes
+        for key, weight in (self.class_weights or {}).items():
+            weights[self.class_position(key, num_classes)] = float(weight)
+        return weights
+
+    def features(self) -> frozenset[str]:
+        """Optional inputs some metrics need: ``std``, ``class_weights``, ``cost_matrix``."""
+        roles = self.columns.roles()
+        present = {
+            "std": "std" in roles or "variance" in roles,
+            "class_weights": self.class_weights is not None,
+            "cost_matrix": self.cost_matrix is not None,
+        }
+        return frozenset(name for name, ok in present.items() if ok)
 
     def slice_columns(self) -> tuple[str, ...]:
         """Every column used by any slice, first-seen order."""
         return tuple(dict.fromkeys(name for columns in self.slices for name in columns))
+
+
+def _distinct_levels(values: tuple[float, ...], key: str, closed: bool) -> tuple[float, ...]:
+    """Distinct values in [0, 1] (closed) or (0, 1) (open)."""
+    if not values:
+        raise ValueError(f"{key} must list at least one value")
+    for value in values:
+        inside = 0.0 <= value <= 1.0 if closed else 0.0 < value < 1.0
+        if not inside:
+            interval = "[0, 1]" if closed else "(0, 1)"
+            raise ValueError(f"{key} values must be in {interval}, got {value}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{key} has duplicates: {list(values)}")
+    return values
 
 
 def _require(roles: set[str], needed: list[str], task: str) -> None:

@@ -1,6 +1,8 @@
 """Statistics → the long ``metrics`` table.
 
-Per key (model_version, slice_name, slice_value, class) over the bins b with S_b = Σw(correct −
+The table is the union of one frame per requested metric family (calibration here; decision,
+ranking and regression in their modules), each built from the statistics alone. Calibration,
+per key (model_version, slice_name, slice_value, class) over the bins b with S_b = Σw(correct −
 conf) and W_b = Σw: ECE = Σ_b |S_b| / W; MCE = max_{b: W_b>0} |S_b| / W_b; RMSCE =
 sqrt(Σ_{b: W_b>0} S_b²/W_b / W); Brier, NLL and accuracy are Σ(w·term) / W. A value is null
 when W = 0. classwise_ece rows carry the class; its macro row (class null) averages them.
@@ -13,26 +15,71 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_calib.config import ConfigSource, load_config
-from spark_calib.metrics.registry import PER_CLASS, TOP_LABEL, MetricSpec, resolve_metrics
+from spark_calib.config import Config, ConfigSource, load_config
+from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.registry import (
+    CALIBRATION,
+    CONFUSION,
+    HISTOGRAM,
+    PER_CLASS,
+    REGRESSION,
+    MetricSpec,
+    resolve_metrics,
+)
 from spark_calib.stats import schema as stats
-
-METRIC = "metric"
-VALUE = "value"
-WEIGHT_SUM = "weight_sum"
-METRICS_COLUMNS = (*stats.KEY_COLUMNS, METRIC, VALUE, stats.N, WEIGHT_SUM)
 
 
 def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     """The metrics table of ``config.metrics`` computed from a statistics table alone.
 
-    The plan is one chain (statistics → per key → per slice) with no self-union, so every row
-    of it reads the statistics once, and a cached statistics table is reused as it is.
+    Exact ranking metrics (``roc_auc``, ``pr_auc``) need the input and are left out here;
+    ``evaluate`` adds them. Tables (``confusion_matrix``, …) are separate outputs.
     """
+    # Imported here: the family modules import this module's helpers.
+    from spark_calib.metrics.decision import decision_metrics
+    from spark_calib.metrics.ranking import binned_ranking_metrics
+    from spark_calib.metrics.regression import regression_metrics
+
     cfg = load_config(config)
-    specs = resolve_metrics(cfg.task, cfg.metrics)
-    top_specs = [spec for spec in specs if spec.scope == TOP_LABEL]
-    class_specs = [spec for spec in specs if spec.scope == PER_CLASS]
+    specs = [spec for spec in resolve_metrics(cfg.task, cfg.metrics, cfg.features())]
+    by_family = {
+        family: [spec for spec in specs if spec.family == family and not spec.table]
+        for family in (CALIBRATION, PER_CLASS, CONFUSION, HISTOGRAM, REGRESSION)
+    }
+    frames = []
+    if by_family[CALIBRATION] or by_family[PER_CLASS]:
+        frames.append(
+            _calibration_metrics(stats_df, cfg, by_family[CALIBRATION], by_family[PER_CLASS])
+        )
+    if by_family[CONFUSION]:
+        frames.append(decision_metrics(stats_df, cfg, by_family[CONFUSION]))
+    if by_family[HISTOGRAM]:
+        frames.append(binned_ranking_metrics(stats_df, cfg, by_family[HISTOGRAM]))
+    if by_family[REGRESSION]:
+        frames.append(regression_metrics(stats_df, cfg, by_family[REGRESSION]))
+    if not frames:
+        return empty_metrics(stats_df)
+    combined = frames[0]
+    for frame in frames[1:]:
+        combined = combined.unionByName(frame)
+    return combined
+
+
+def empty_metrics(stats_df: DataFrame) -> DataFrame:
+    """A metrics table with no rows (the typed schema), for configs that request none."""
+    return stats_df.where(F.lit(False)).select(
+        *[F.col(name) for name in stats.KEY_COLUMNS],
+        F.lit(None).cast("string").alias(METRIC),
+        F.lit(None).cast("double").alias(VALUE),
+        F.col(stats.N),
+        F.lit(None).cast("double").alias(WEIGHT_SUM),
+    )
+
+
+def _calibration_metrics(
+    stats_df: DataFrame, cfg: Config, top_specs: list[MetricSpec], class_specs: list[MetricSpec]
+) -> DataFrame:
+    """Top-label and per-class bin metrics as one chain: statistics → per key → per slice."""
     per_key = per_key_sums(stats_df)
     is_top = F.col(stats.CLASS).isNull()
     if not class_specs:
@@ -54,23 +101,36 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
 
 
 def per_key_sums(stats_df: DataFrame) -> DataFrame:
-    """Valid statistics summed over bins per key, with the gap terms the metrics need."""
+    """Valid statistics summed per bin, then over bins per key, with the gap terms the
+    calibration metrics need (a bin may span several statistics rows when confusion or
+    histogram keys are present)."""
+    measures = (
+        stats.N,
+        stats.SUM_WEIGHT,
+        stats.SUM_WEIGHT_CONFIDENCE,
+        stats.SUM_WEIGHT_CORRECT,
+        stats.SUM_WEIGHT_BRIER,
+        stats.SUM_WEIGHT_NLL,
+        stats.SUM_WEIGHT_COST,
+    )
+    per_bin = (
+        stats_df.where(F.col(stats.REASON).isNull())
+        .groupBy(*stats.KEY_COLUMNS, stats.BIN)
+        .agg(*[F.sum(name).alias(name) for name in measures])
+    )
     weight = F.col(stats.SUM_WEIGHT)
     gap = F.col(stats.SUM_WEIGHT_CORRECT) - F.col(stats.SUM_WEIGHT_CONFIDENCE)
     occupied = weight > 0.0
-    return (
-        stats_df.where(F.col(stats.REASON).isNull() & F.col(stats.BIN).isNotNull())
-        .groupBy(*stats.KEY_COLUMNS)
-        .agg(
-            F.sum(stats.N).alias("_n"),
-            F.sum(weight).alias("_w"),
-            F.sum(F.abs(gap)).alias("_abs_gap"),
-            F.max(F.when(occupied, F.abs(gap) / weight)).alias("_max_gap"),
-            F.sum(F.when(occupied, gap * gap / weight)).alias("_sq_gap"),
-            F.sum(stats.SUM_WEIGHT_BRIER).alias("_brier"),
-            F.sum(stats.SUM_WEIGHT_NLL).alias("_nll"),
-            F.sum(stats.SUM_WEIGHT_CORRECT).alias("_correct"),
-        )
+    return per_bin.groupBy(*stats.KEY_COLUMNS).agg(
+        F.sum(stats.N).alias("_n"),
+        F.sum(weight).alias("_w"),
+        F.sum(F.abs(gap)).alias("_abs_gap"),
+        F.max(F.when(occupied, F.abs(gap) / weight)).alias("_max_gap"),
+        F.sum(F.when(occupied, gap * gap / weight)).alias("_sq_gap"),
+        F.sum(stats.SUM_WEIGHT_BRIER).alias("_brier"),
+        F.sum(stats.SUM_WEIGHT_NLL).alias("_nll"),
+        F.sum(stats.SUM_WEIGHT_CORRECT).alias("_correct"),
+        F.sum(stats.SUM_WEIGHT_COST).alias("_cost"),
     )
 
 
@@ -81,13 +141,18 @@ def _entries(specs: list[MetricSpec]) -> Column:
             F.struct(
                 F.col(stats.CLASS).alias(stats.CLASS),
                 F.lit(spec.name).alias(METRIC),
-                spec.value().cast("double").alias(VALUE),
+                _value(spec).cast("double").alias(VALUE),
                 F.col("_n").cast("long").alias(stats.N),
                 F.col("_w").cast("double").alias(WEIGHT_SUM),
             )
             for spec in specs
         ]
     )
+
+
+def _value(spec: MetricSpec) -> Column:
+    assert spec.value is not None, f"{spec.name} has no per-key expression"
+    return spec.value()
 
 
 def _macro_entry(entries: Column, name: str) -> Column:

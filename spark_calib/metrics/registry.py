@@ -1,8 +1,12 @@
-"""The explicit registry of metric names: what each computes, for which tasks, at which scope.
+"""The explicit registry of metric names: what each computes, for which tasks, from which
+statistics (its family), and which optional config it needs.
 
-A metric is a Column expression over the per-key sums built in ``spark_calib.metrics.compute``
-(``_n``, ``_w`` = W, ``_abs_gap`` = Σ_b |S_b|, ``_max_gap``, ``_sq_gap`` = Σ_b S_b²/W_b,
-``_brier``, ``_nll``, ``_correct``), where S_b = Σ_{i∈b} w_i (correct_i − conf_i).
+Calibration-family metrics are Column expressions over the per-key sums built in
+``spark_calib.metrics.compute`` (``_n``, ``_w`` = W, ``_abs_gap`` = Σ_b |S_b|, ``_max_gap``,
+``_sq_gap`` = Σ_b S_b²/W_b, ``_brier``, ``_nll``, ``_correct``, ``_cost``), where
+S_b = Σ_{i∈b} w_i (correct_i − conf_i). The other families are computed by their own modules
+(``decision``, ``ranking``, ``exact_ranking``, ``regression``) from the names alone; entries of
+kind ``table`` produce an output table instead of metric rows.
 """
 
 from __future__ import annotations
@@ -14,23 +18,37 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from spark_calib.errors import ConfigError
+from spark_calib.rows.needs import RowNeeds
 
-TOP_LABEL = "top_label"
-PER_CLASS = "per_class"
-ALL_TASKS = frozenset({"binary", "multiclass", "top_label"})
+# Families: which statistics a metric reads.
+CALIBRATION = "calibration"  # top-label bins (class null)
+PER_CLASS = "per_class"  # one-vs-rest bins per class
+CONFUSION = "confusion"  # true × predicted class cells
+HISTOGRAM = "histogram"  # binary score histogram by label (binned AUC, ROC)
+THRESHOLDS = "thresholds"  # binary counts per configured threshold
+EXACT_RANKING = "exact_ranking"  # an extra pass over the input, per distinct score
+REGRESSION = "regression"  # regression sums and interval-coverage buckets
+
+CLASSIFICATION_TASKS = frozenset({"binary", "multiclass", "top_label"})
 PROBABILISTIC_TASKS = frozenset({"binary", "multiclass"})
+BINARY = frozenset({"binary"})
+REGRESSION_TASK = frozenset({"regression"})
+ALL_TASKS = CLASSIFICATION_TASKS | REGRESSION_TASK
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One metric: ``value`` builds its Column from the per-key sums; ``scope`` says whether it
-    reads the top-label statistics or the one-vs-rest per-class statistics."""
+    """One metric name. ``value`` builds the Column of a calibration-family metric from the
+    per-key sums (None for the other families); ``table`` marks a name that produces an output
+    table; ``requires`` names optional config it needs (``Config.features()``)."""
 
     name: str
-    scope: str
+    family: str
     tasks: frozenset[str]
-    value: Callable[[], Column]
-    default: bool = True
+    value: Callable[[], Column] | None = None
+    default: bool = False
+    requires: frozenset[str] = frozenset()
+    table: bool = False
 
 
 def _ratio(numerator: str) -> Callable[[], Column]:
@@ -41,23 +59,97 @@ def _ece() -> Column:
     return F.try_divide(F.col("_abs_gap"), F.col("_w"))
 
 
+def _spec(name: str, family: str, tasks: frozenset[str], **kwargs: object) -> MetricSpec:
+    return MetricSpec(name, family, tasks, **kwargs)  # type: ignore[arg-type]
+
+
+STD = frozenset({"std"})
 METRICS: dict[str, MetricSpec] = {
     spec.name: spec
     for spec in [
-        MetricSpec("ece", TOP_LABEL, ALL_TASKS, _ece),
-        MetricSpec("mce", TOP_LABEL, ALL_TASKS, lambda: F.col("_max_gap")),
-        MetricSpec(
-            "rmsce",
-            TOP_LABEL,
-            ALL_TASKS,
-            lambda: F.sqrt(F.try_divide(F.col("_sq_gap"), F.col("_w"))),
+        _spec("ece", CALIBRATION, CLASSIFICATION_TASKS, value=_ece, default=True),
+        _spec(
+            "mce", CALIBRATION, CLASSIFICATION_TASKS, value=lambda: F.col("_max_gap"), default=True
         ),
-        MetricSpec("brier", TOP_LABEL, ALL_TASKS, _ratio("_brier")),
-        MetricSpec("nll", TOP_LABEL, PROBABILISTIC_TASKS, _ratio("_nll")),
-        MetricSpec("accuracy", TOP_LABEL, ALL_TASKS, _ratio("_correct")),
-        MetricSpec("count", TOP_LABEL, ALL_TASKS, lambda: F.col("_n").cast("double")),
-        MetricSpec("classwise_ece", PER_CLASS, PROBABILISTIC_TASKS, _ece, default=False),
+        _spec(
+            "rmsce",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=lambda: F.sqrt(F.try_divide(F.col("_sq_gap"), F.col("_w"))),
+            default=True,
+        ),
+        _spec("brier", CALIBRATION, CLASSIFICATION_TASKS, value=_ratio("_brier"), default=True),
+        _spec("nll", CALIBRATION, PROBABILISTIC_TASKS, value=_ratio("_nll"), default=True),
+        _spec(
+            "accuracy", CALIBRATION, CLASSIFICATION_TASKS, value=_ratio("_correct"), default=True
+        ),
+        _spec(
+            "count", CALIBRATION, ALL_TASKS, value=lambda: F.col("_n").cast("double"), default=True
+        ),
+        _spec("classwise_ece", PER_CLASS, PROBABILISTIC_TASKS, value=_ece),
+        _spec(
+            "error_rate",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=lambda: 1.0 - F.try_divide(F.col("_correct"), F.col("_w")),
+        ),
+        _spec(
+            "ll",
+            CALIBRATION,
+            PROBABILISTIC_TASKS,
+            value=lambda: -F.try_divide(F.col("_nll"), F.col("_w")),
+        ),
+        _spec(
+            "expected_misclassification_cost",
+            CALIBRATION,
+            PROBABILISTIC_TASKS,
+            value=_ratio("_cost"),
+            requires=frozenset({"cost_matrix"}),
+        ),
+        _spec("balanced_accuracy", CONFUSION, PROBABILISTIC_TASKS),
+        _spec("balanced_error_rate", CONFUSION, PROBABILISTIC_TASKS),
+        _spec(
+            "class_weighted_error",
+            CONFUSION,
+            PROBABILISTIC_TASKS,
+            requires=frozenset({"class_weights"}),
+        ),
+        _spec(
+            "class_weighted_nll",
+            CONFUSION,
+            PROBABILISTIC_TASKS,
+            requires=frozenset({"class_weights"}),
+        ),
+        _spec(
+            "misclassification_cost",
+            CONFUSION,
+            PROBABILISTIC_TASKS,
+            requires=frozenset({"cost_matrix"}),
+        ),
+        _spec("precision", CONFUSION, PROBABILISTIC_TASKS),
+        _spec("recall", CONFUSION, PROBABILISTIC_TASKS),
+        _spec("f1", CONFUSION, PROBABILISTIC_TASKS),
+        _spec("confusion_matrix", CONFUSION, PROBABILISTIC_TASKS, table=True),
+        _spec("roc_auc_binned", HISTOGRAM, BINARY),
+        _spec("pr_auc_binned", HISTOGRAM, BINARY),
+        _spec("roc_curve", HISTOGRAM, BINARY, table=True),
+        _spec("threshold_metrics", THRESHOLDS, BINARY, table=True),
+        _spec("roc_auc", EXACT_RANKING, BINARY),
+        _spec("pr_auc", EXACT_RANKING, BINARY),
+        _spec("mse", REGRESSION, REGRESSION_TASK, default=True),
+        _spec("rmse", REGRESSION, REGRESSION_TASK, default=True),
+        _spec("mae", REGRESSION, REGRESSION_TASK, default=True),
+        _spec("r2", REGRESSION, REGRESSION_TASK, default=True),
+        _spec("gaussian_nll", REGRESSION, REGRESSION_TASK, default=True, requires=STD),
+        _spec("coverage", REGRESSION, REGRESSION_TASK, default=True, requires=STD),
+        _spec("miscalibration_area", REGRESSION, REGRESSION_TASK, default=True, requires=STD),
     ]
+}
+
+_REQUIREMENT_HINTS = {
+    "std": "columns.std or columns.variance",
+    "class_weights": "class_weights",
+    "cost_matrix": "cost_matrix",
 }
 
 
@@ -66,15 +158,22 @@ def available_metrics(task: str) -> list[str]:
     return [name for name, spec in METRICS.items() if task in spec.tasks]
 
 
-def resolve_metrics(task: str, requested: Iterable[str] | None) -> list[MetricSpec]:
-    """The specs of ``requested`` (default: every default metric of the task).
+def resolve_metrics(
+    task: str, requested: Iterable[str] | None, features: frozenset[str] = frozenset()
+) -> list[MetricSpec]:
+    """The specs of ``requested`` (default: every default metric of the task whose
+    requirements ``features`` meets).
 
-    Raises ``ConfigError`` naming an unknown metric, or one the task cannot compute, with the
-    valid names.
+    Raises ``ConfigError`` naming an unknown metric, one the task cannot compute (with the
+    valid names), or one whose required config is missing.
     """
     valid = available_metrics(task)
     if requested is None:
-        return [METRICS[name] for name in valid if METRICS[name].default]
+        return [
+            METRICS[name]
+            for name in valid
+            if METRICS[name].default and METRICS[name].requires <= features
+        ]
     specs = []
     for name in requested:
         if name not in METRICS:
@@ -83,5 +182,29 @@ def resolve_metrics(task: str, requested: Iterable[str] | None) -> list[MetricSp
             raise ConfigError(
                 f"metric {name!r} is not defined for task {task}; valid metrics: {valid}"
             )
+        missing = METRICS[name].requires - features
+        if missing:
+            needed = _REQUIREMENT_HINTS[sorted(missing)[0]]
+            raise ConfigError(f"metric {name!r} needs {needed} in the config")
         specs.append(METRICS[name])
     return list(dict.fromkeys(specs))
+
+
+def families(specs: Iterable[MetricSpec]) -> frozenset[str]:
+    """The statistics families the specs read."""
+    return frozenset(spec.family for spec in specs)
+
+
+def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
+    """The optional per-row terms and keys the specs' families read."""
+    specs = list(specs)
+    needed = families(specs)
+    return RowNeeds(
+        per_class=PER_CLASS in needed,
+        true_class=bool(needed & {CONFUSION, HISTOGRAM, THRESHOLDS, EXACT_RANKING}),
+        predicted_class=CONFUSION in needed,
+        score_bin=HISTOGRAM in needed,
+        threshold_bin=THRESHOLDS in needed,
+        cost=any(spec.name == "expected_misclassification_cost" for spec in specs),
+        exact_score=EXACT_RANKING in needed,
+    )

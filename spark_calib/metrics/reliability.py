@@ -33,9 +33,12 @@ RELIABILITY_COLUMNS = (
 
 def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     """All ``binning.n_bins`` bins per key, filled from the valid statistics."""
-    n_bins = load_config(config).binning.n_bins
+    cfg = load_config(config)
+    n_bins = cfg.binning.n_bins
+    # Regression bins are coverage buckets, not confidence bins: no reliability diagram.
+    classification = F.lit(cfg.task != "regression")
     per_bin = (
-        stats_df.where(F.col(stats.REASON).isNull() & F.col(stats.BIN).isNotNull())
+        stats_df.where(classification & F.col(stats.REASON).isNull() & F.col(stats.BIN).isNotNull())
         .groupBy(*stats.KEY_COLUMNS, stats.BIN)
         .agg(
             F.sum(stats.N).alias(stats.N),

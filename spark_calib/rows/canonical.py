@@ -2,10 +2,16 @@
 
 Output columns (internal names, so user column names never collide with ours):
 ``_reason`` (string, null when valid), ``_model_version`` (string), ``_slice_0`` … ``_slice_{S−1}``
-(the slice columns, in ``Config.slice_columns()`` order), ``_weight``, ``_confidence``,
-``_correct`` (0/1), ``_brier``, ``_nll`` (doubles, null for invalid rows), ``_bin`` (int, null
-for invalid rows) and, when per-class statistics are needed, ``_probs`` (array<double>) and
-``_label`` (int).
+(the slice columns, in ``Config.slice_columns()`` order), ``_weight`` and, null for invalid rows:
+
+- classification: ``_confidence``, ``_correct`` (0/1), ``_brier``, ``_nll`` (doubles) and
+  ``_bin`` (int, the confidence bin);
+- regression: ``_target``, ``_sq_error``, ``_abs_error`` and, with σ, ``_gaussian_nll`` and
+  ``_bin`` (the coverage bucket, ``spark_calib.rows.coverage``);
+- as ``RowNeeds`` asks: ``_probs`` (array<double>) and ``_label`` (int) for per-class items;
+  ``_true_class`` and ``_predicted_class`` (int class indices); ``_score_bin`` (bucket of the
+  binary score among ``auc_buckets`` equal-width buckets); ``_threshold_bin`` (how many
+  configured thresholds the score reaches); ``_cost`` (Σ_k p_k C[y, k]); ``_score``.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
 from spark_calib.config import Config
+from spark_calib.rows.arrays import array_sum
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.columns import input_col
+from spark_calib.rows.coverage import coverage_bucket, interval_levels
+from spark_calib.rows.needs import RowNeeds
 from spark_calib.rows.task_terms import TaskTerms, task_terms
 from spark_calib.rows.validation import Check, first_failure, weight_checks
 
@@ -30,6 +39,21 @@ NLL = "_nll"
 BIN = "_bin"
 PROBS = "_probs"
 LABEL = "_label"
+TRUE_CLASS = "_true_class"
+PREDICTED_CLASS = "_predicted_class"
+SCORE_BIN = "_score_bin"
+THRESHOLD_BIN = "_threshold_bin"
+COST = "_cost"
+SCORE = "_score"
+TARGET = "_target"
+SQ_ERROR = "_sq_error"
+ABS_ERROR = "_abs_error"
+GAUSSIAN_NLL = "_gaussian_nll"
+
+# Columns summed as Σ w·term by the aggregation (when present in the canonical rows).
+TERM_COLUMNS = (CONFIDENCE, CORRECT, BRIER, NLL, COST, TARGET, SQ_ERROR, ABS_ERROR, GAUSSIAN_NLL)
+# Integer grouping keys besides the slices (null when absent for a row or a task).
+INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, SCORE_BIN, THRESHOLD_BIN)
 
 
 def slice_key(index: int) -> str:
@@ -49,11 +73,10 @@ def canonical_rows(
     config: Config,
     types: dict[str, DataType],
     num_classes: int | None,
-    with_classes: bool,
+    needs: RowNeeds,
 ) -> DataFrame:
     """Project ``df`` to the canonical columns above (no Spark action)."""
     terms = task_terms(config, types, num_classes)
-    weight = _weight(config)
     model_version = (
         input_col(config.columns.model_version).cast("string")
         if config.columns.model_version is not None
@@ -62,35 +85,99 @@ def canonical_rows(
     slices = [
         input_col(name).alias(slice_key(index)) for index, name in enumerate(config.slice_columns())
     ]
-    raw = [
+    row_terms = _row_terms(config, terms, needs, num_classes)
+    projected = df.select(
         first_failure(_all_checks(config, terms)).alias(REASON),
         model_version.alias(MODEL_VERSION),
         *slices,
-        weight.alias(WEIGHT),
-        terms.confidence.alias(CONFIDENCE),
-        terms.correct.alias(CORRECT),
-        terms.brier.alias(BRIER),
-        (terms.nll if terms.nll is not None else F.lit(None).cast("double")).alias(NLL),
-    ]
-    if with_classes:
-        assert terms.probs is not None and terms.label is not None
-        raw += [terms.probs.alias(PROBS), terms.label.alias(LABEL)]
-    projected = df.select(*raw)
+        _weight(config).alias(WEIGHT),
+        *[expression.alias(name) for name, expression in row_terms.items()],
+    )
     valid = F.col(REASON).isNull()
-    masked = [
-        F.when(valid, F.col(name)).alias(name) for name in (WEIGHT, CONFIDENCE, CORRECT, BRIER, NLL)
-    ]
-    extra = [F.when(valid, F.col(name)).alias(name) for name in (PROBS, LABEL) if with_classes]
+    masked = [F.when(valid, F.col(name)).alias(name) for name in (WEIGHT, *row_terms)]
     return projected.select(
         REASON,
         MODEL_VERSION,
         *[slice_key(index) for index in range(len(slices))],
         *masked,
-        F.when(
-            valid, bin_index(F.col(CONFIDENCE), config.binning.n_bins, config.binning.edges)
-        ).alias(BIN),
-        *extra,
+        *_derived_keys(config, terms, needs, valid),
     )
+
+
+def _row_terms(
+    config: Config, terms: TaskTerms, needs: RowNeeds, num_classes: int | None
+) -> dict[str, Column]:
+    """Name → expression of every per-row value, before invalid rows are masked."""
+    if config.task == "regression":
+        assert terms.error is not None and terms.target is not None
+        found = {
+            TARGET: terms.target,
+            SQ_ERROR: terms.error * terms.error,
+            ABS_ERROR: F.abs(terms.error),
+        }
+        if terms.sigma is not None:
+            variance = terms.sigma * terms.sigma
+            found[GAUSSIAN_NLL] = 0.5 * F.log(F.lit(2.0 * 3.141592653589793) * variance) + (
+                terms.error * terms.error
+            ) / (2.0 * variance)
+            found["_sigma"] = terms.sigma
+            found["_error"] = terms.error
+        return found
+    assert terms.confidence is not None and terms.correct is not None and terms.brier is not None
+    found = {
+        CONFIDENCE: terms.confidence,
+        CORRECT: terms.correct,
+        BRIER: terms.brier,
+        NLL: terms.nll if terms.nll is not None else F.lit(None).cast("double"),
+    }
+    if needs.per_class:
+        assert terms.probs is not None and terms.label is not None
+        found[PROBS] = terms.probs
+        found[LABEL] = terms.label
+    if needs.true_class:
+        assert terms.label is not None
+        found[TRUE_CLASS] = terms.label
+    if needs.predicted_class:
+        assert terms.predicted is not None
+        found[PREDICTED_CLASS] = terms.predicted
+    if needs.score_bin or needs.threshold_bin or needs.exact_score:
+        assert terms.score is not None
+        found[SCORE] = terms.score
+    if needs.cost:
+        assert terms.probs is not None and terms.label is not None
+        assert config.cost_matrix is not None and num_classes is not None
+        found[COST] = _expected_cost(terms.probs, terms.label, config.cost_matrix)
+    return found
+
+
+def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Column) -> list[Column]:
+    """The bin keys, computed from the masked columns so invalid rows get null."""
+    keys: list[Column] = []
+    if config.task == "regression":
+        if terms.sigma is not None:
+            bucket = coverage_bucket(F.col("_error"), F.col("_sigma"), interval_levels(config))
+            keys.append(F.when(valid, bucket).alias(BIN))
+        return keys
+    confidence_bin = bin_index(F.col(CONFIDENCE), config.binning.n_bins, config.binning.edges)
+    keys.append(F.when(valid, confidence_bin).alias(BIN))
+    score = F.col(SCORE)
+    if needs.score_bin:
+        keys.append(bin_index(score, config.auc_buckets).alias(SCORE_BIN))
+    if needs.threshold_bin:
+        reached = [(score >= F.lit(t)).cast("int") for t in sorted(config.thresholds)]
+        total = reached[0]
+        for term in reached[1:]:
+            total = total + term
+        keys.append(total.alias(THRESHOLD_BIN))
+    return keys
+
+
+def _expected_cost(
+    probs: Column, label: Column, cost_matrix: tuple[tuple[float, ...], ...]
+) -> Column:
+    """Σ_k p_k C[y, k]: the expected cost of the row's probability vector under its true class."""
+    rows = F.array(*[F.array(*[F.lit(float(cost)) for cost in row]) for row in cost_matrix])
+    return array_sum(F.zip_with(probs, F.get(rows, label), lambda p, cost: p * cost))
 
 
 def _weight(config: Config) -> Column:

@@ -6,6 +6,8 @@ Multiclass (probs p, or softmax of logits): confidence = max_k p_k; prediction =
 Brier term Σ_k (1[y=k] − p_k)²; NLL term −log(max(p_y, ε)).
 Top-label: the given confidence; correct from a boolean, from prediction == label, or from
 quality > τ; Brier term (correct − confidence)²; no NLL (p_y of a wrong answer is not logged).
+Regression (prediction μ, target y, optional σ from std or sqrt(variance)): e = y − μ; squared
+and absolute error; Gaussian NLL term ½ log(2π σ²) + e² / (2σ²).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from spark_calib.rows.validation import (
     class_index_checks,
     finite_checks,
     logit_vector_checks,
+    non_finite_checks,
     probability_checks,
     probability_vector_checks,
 )
@@ -31,15 +34,22 @@ from spark_calib.rows.validation import (
 
 @dataclass(frozen=True)
 class TaskTerms:
-    """Row expressions of one task. ``probs``/``label`` are set for classification tasks."""
+    """Row expressions of one task. ``probs``/``label``/``predicted`` (class indices) are set
+    for binary and multiclass, ``score`` for binary, ``target``/``error``/``sigma`` for
+    regression (``sigma`` only with std or variance)."""
 
     checks: list[Check]
-    confidence: Column
-    correct: Column
-    brier: Column
-    nll: Column | None
-    probs: Column | None
-    label: Column | None
+    confidence: Column | None = None
+    correct: Column | None = None
+    brier: Column | None = None
+    nll: Column | None = None
+    probs: Column | None = None
+    label: Column | None = None
+    predicted: Column | None = None
+    score: Column | None = None
+    target: Column | None = None
+    error: Column | None = None
+    sigma: Column | None = None
 
 
 def task_terms(config: Config, types: dict[str, DataType], num_classes: int | None) -> TaskTerms:
@@ -49,6 +59,8 @@ def task_terms(config: Config, types: dict[str, DataType], num_classes: int | No
     if config.task == "multiclass":
         assert num_classes is not None
         return _multiclass_terms(config, types, num_classes)
+    if config.task == "regression":
+        return _regression_terms(config)
     return _top_label_terms(config)
 
 
@@ -72,6 +84,8 @@ def _binary_terms(config: Config) -> TaskTerms:
         nll=-F.log(F.greatest(p_true, F.lit(config.nll_eps))),
         probs=F.array(1.0 - score, score),
         label=label.try_cast("int"),
+        predicted=predicted_one.cast("int"),
+        score=score,
     )
 
 
@@ -100,14 +114,16 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
         label_checks = class_index_checks(numeric_label, num_classes)
         label = numeric_label.try_cast("int")
     p_true = F.get(probs, label)
+    predicted = first_argmax(probs)
     return TaskTerms(
         checks=[*vector_checks, *label_checks],
         confidence=F.array_max(probs),
-        correct=(first_argmax(probs) == label).cast("double"),
+        correct=(predicted == label).cast("double"),
         brier=one_hot_squared_error(probs, label),
         nll=-F.log(F.greatest(p_true, F.lit(config.nll_eps))),
         probs=probs,
         label=label,
+        predicted=predicted,
     )
 
 
@@ -134,7 +150,22 @@ def _top_label_terms(config: Config) -> TaskTerms:
         confidence=confidence,
         correct=correct,
         brier=F.pow(correct - confidence, 2),
-        nll=None,
-        probs=None,
-        label=None,
     )
+
+
+def _regression_terms(config: Config) -> TaskTerms:
+    columns = config.columns
+    assert columns.prediction is not None and columns.target is not None
+    prediction = input_col(columns.prediction).cast("double")
+    target = input_col(columns.target).cast("double")
+    checks = [*non_finite_checks(prediction, "prediction"), *non_finite_checks(target, "target")]
+    sigma = None
+    for role, name in (("std", columns.std), ("variance", columns.variance)):
+        if name is not None:
+            spread = input_col(name).cast("double")
+            checks += [
+                *non_finite_checks(spread, role),
+                (spread <= 0.0, f"non_positive_{role}"),
+            ]
+            sigma = spread if role == "std" else F.sqrt(spread)
+    return TaskTerms(checks=checks, target=target, error=target - prediction, sigma=sigma)

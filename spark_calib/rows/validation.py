@@ -41,6 +41,14 @@ def finite_checks(value: Column, role: str) -> list[Check]:
     return [(value.isNull(), f"null_{role}"), (F.isnan(value), f"nan_{role}")]
 
 
+def non_finite_checks(value: Column, role: str) -> list[Check]:
+    """null_<role>, non_finite_<role> (NaN or ±inf) for a real value that must be finite."""
+    return [
+        (value.isNull(), f"null_{role}"),
+        (F.isnan(value) | (F.abs(value) == float("inf")), f"non_finite_{role}"),
+    ]
+
+
 def weight_checks(weight: Column) -> list[Check]:
     """null_weight, non_finite_weight (NaN or ±inf), negative_weight. A weight of 0 is valid."""
     return [

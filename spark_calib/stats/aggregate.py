@@ -1,9 +1,16 @@
 """The one statistics aggregation: canonical rows → the public statistics table.
 
-Per group it sums n = Σ1, Σw, Σw·confidence, Σw·correct, Σw·brier_term and Σw·nll_term.
-Top-label groups have class null. When per-class statistics are requested, each valid row also
+Per group it sums n = Σ1, Σw and Σw·term for every per-row term present in the canonical rows
+(see ``spark_calib.rows.canonical.TERM_COLUMNS``; Σw·target² too for regression). Top-label
+items have class null. When per-class statistics are requested, each valid row also
 contributes one item per class k with confidence p_k and correct [y = k] (one-vs-rest); that is
 the only place the probability array is exploded.
+
+Slice sets: ``finest_grain`` groups once by every slice column and re-aggregates each set from
+that table; ``grouping_sets`` copies each item once per slice set (an ``inline`` of one struct
+per set, the same work as Spark's GROUPING SETS Expand) and groups once. The copy is written as
+a generator rather than ``groupingSets`` because Spark does not match a cached GROUPING SETS
+plan inside a self-union, so outputs built from several views of the statistics would rescan.
 """
 
 from __future__ import annotations
@@ -21,7 +28,28 @@ from spark_calib.stats import schema as stats
 from spark_calib.stats.strategy import FINEST_GRAIN
 
 CLASS_INDEX = "_class"
-GROUPING_ID = "_grouping_id"
+SLICE_SET = "_slice_set"
+
+# Canonical term column → the statistics column holding Σ w·term.
+TERM_SUMS = {
+    row.CONFIDENCE: stats.SUM_WEIGHT_CONFIDENCE,
+    row.CORRECT: stats.SUM_WEIGHT_CORRECT,
+    row.BRIER: stats.SUM_WEIGHT_BRIER,
+    row.NLL: stats.SUM_WEIGHT_NLL,
+    row.COST: stats.SUM_WEIGHT_COST,
+    row.TARGET: stats.SUM_WEIGHT_TARGET,
+    row.SQ_ERROR: stats.SUM_WEIGHT_SQ_ERROR,
+    row.ABS_ERROR: stats.SUM_WEIGHT_ABS_ERROR,
+    row.GAUSSIAN_NLL: stats.SUM_WEIGHT_GAUSSIAN_NLL,
+}
+# Canonical index key → the statistics key column.
+INDEX_KEYS = {
+    row.TRUE_CLASS: stats.TRUE_CLASS,
+    row.PREDICTED_CLASS: stats.PREDICTED_CLASS,
+    row.BIN: stats.BIN,
+    row.SCORE_BIN: stats.SCORE_BIN,
+    row.THRESHOLD_BIN: stats.THRESHOLD_BIN,
+}
 
 
 @dataclass(frozen=True)
@@ -37,113 +65,151 @@ def aggregate_stats(
     rows: DataFrame, config: Config, with_classes: bool, strategy: str
 ) -> StatsFrames:
     """Aggregate canonical rows into statistics for every slice set of ``config.slices``."""
-    items = _class_items(rows, config) if with_classes else _top_label_items(rows)
+    terms = [name for name in TERM_SUMS if name in rows.columns]
+    keys = [name for name in INDEX_KEYS if name in rows.columns]
+    items = _class_items(rows, config, keys, terms) if with_classes else _top_items(rows)
     all_slices = [row.slice_key(i) for i in range(len(config.slice_columns()))]
     positions = {name: i for i, name in enumerate(config.slice_columns())}
     slice_sets = [[row.slice_key(positions[name]) for name in cols] for cols in config.slices]
+    group = [row.REASON, row.MODEL_VERSION, CLASS_INDEX, *keys]
+    sums = _sums(terms, config.task == "regression")
+    measures = [column.alias(name) for name, column in sums.items()]
     if strategy == FINEST_GRAIN:
-        fine = items.groupBy(*_keys(all_slices)).agg(*_sums())
+        fine = items.groupBy(*group, *all_slices).agg(*measures)
+        resums = [F.sum(name).alias(name) for name in sums]
         per_set = [
-            fine.groupBy(*_keys(keys))
-            .agg(*_resums())
-            .select(*_public(config, F.lit(slice_name(cols)), _value(keys)))
-            for cols, keys in zip(config.slices, slice_sets, strict=True)
+            fine.groupBy(*group, *set_keys)
+            .agg(*resums)
+            .select(*_public(config, keys, sums, F.lit(slice_name(cols)), _value(set_keys)))
+            for cols, set_keys in zip(config.slices, slice_sets, strict=True)
         ]
         combined = per_set[0]
         for frame in per_set[1:]:
             combined = combined.unionByName(frame)
         return StatsFrames(primary=fine, stats=combined)
-    grouped = items.groupingSets([_keys(keys) for keys in slice_sets], *_keys(all_slices)).agg(
-        *_sums(), F.grouping_id().alias(GROUPING_ID)
-    )
-    all_keys = _keys(all_slices)
-    name_expr: Column | None = None
-    value_expr: Column | None = None
-    for cols, keys in zip(config.slices, slice_sets, strict=True):
-        is_set = F.col(GROUPING_ID) == _grouping_id(all_keys, _keys(keys))
-        name_expr = (F if name_expr is None else name_expr).when(is_set, slice_name(cols))
-        value_expr = (F if value_expr is None else value_expr).when(is_set, _value(keys))
-    assert name_expr is not None and value_expr is not None
-    public = grouped.select(*_public(config, name_expr, value_expr))
+    copied = copy_per_slice_set(items, config)
+    grouped = copied.frame.groupBy(SLICE_SET, *group, *all_slices).agg(*measures)
+    public = grouped.select(*_public(config, keys, sums, copied.name, copied.value))
     return StatsFrames(primary=public, stats=public)
 
 
-def _keys(slice_keys: list[str]) -> list[str]:
-    return [row.REASON, row.MODEL_VERSION, *slice_keys, CLASS_INDEX, row.BIN]
+@dataclass(frozen=True)
+class SliceSetCopies:
+    """Rows copied once per slice set: ``frame`` has ``_slice_set`` (the set's index) and the
+    slice keys, null where the set does not use them; ``name``/``value`` are the set's
+    slice_name and slice_value as Columns over ``frame``'s (grouped) columns."""
+
+    frame: DataFrame
+    name: Column
+    value: Column
 
 
-def _grouping_id(all_keys: list[str], kept: list[str]) -> int:
-    """Spark's grouping_id: bit (L−1−i) is set when the i-th grouping column is aggregated away."""
-    width = len(all_keys)
-    return sum(1 << (width - 1 - i) for i, key in enumerate(all_keys) if key not in kept)
+def copy_per_slice_set(rows: DataFrame, config: Config) -> SliceSetCopies:
+    """Copy each row once per slice set (an ``inline`` of one struct per set)."""
+    all_slices = [row.slice_key(i) for i in range(len(config.slice_columns()))]
+    positions = {name: i for i, name in enumerate(config.slice_columns())}
+    slice_sets = [[row.slice_key(positions[name]) for name in cols] for cols in config.slices]
+    types = {field.name: field.dataType for field in rows.schema.fields}
+    copies = F.array(
+        *[
+            F.struct(
+                F.lit(index).alias(SLICE_SET),
+                *[
+                    (F.col(key) if key in set_keys else F.lit(None).cast(types[key])).alias(key)
+                    for key in all_slices
+                ],
+            )
+            for index, set_keys in enumerate(slice_sets)
+        ]
+    )
+    other = [name for name in rows.columns if name not in all_slices]
+    name_expr: Column | None = None
+    value_expr: Column | None = None
+    for index, (cols, set_keys) in enumerate(zip(config.slices, slice_sets, strict=True)):
+        is_set = F.col(SLICE_SET) == index
+        name_expr = (F if name_expr is None else name_expr).when(is_set, slice_name(cols))
+        value_expr = (F if value_expr is None else value_expr).when(is_set, _value(set_keys))
+    assert name_expr is not None and value_expr is not None
+    return SliceSetCopies(rows.select(*other, F.inline(copies)), name_expr, value_expr)
 
 
 def _value(keys: list[str]) -> Column:
     return slice_value_expression([F.col(key) for key in keys])
 
 
-def _sums() -> list[Column]:
+def _sums(terms: list[str], regression: bool) -> dict[str, Column]:
+    """Statistics column → its aggregate: n, Σw, Σw·term per present term (and Σw·y²)."""
     weight = F.col(row.WEIGHT)
-    return [
-        F.count(F.lit(1)).alias(stats.N),
-        F.sum(weight).alias(stats.SUM_WEIGHT),
-        F.sum(weight * F.col(row.CONFIDENCE)).alias(stats.SUM_WEIGHT_CONFIDENCE),
-        F.sum(weight * F.col(row.CORRECT)).alias(stats.SUM_WEIGHT_CORRECT),
-        F.sum(weight * F.col(row.BRIER)).alias(stats.SUM_WEIGHT_BRIER),
-        F.sum(weight * F.col(row.NLL)).alias(stats.SUM_WEIGHT_NLL),
-    ]
+    sums = {stats.N: F.count(F.lit(1)), stats.SUM_WEIGHT: F.sum(weight)}
+    for term in terms:
+        sums[TERM_SUMS[term]] = F.sum(weight * F.col(term))
+    if regression:
+        target = F.col(row.TARGET)
+        sums[stats.SUM_WEIGHT_TARGET_SQ] = F.sum(weight * target * target)
+    return sums
 
 
-def _resums() -> list[Column]:
-    return [F.sum(name).alias(name) for name in (stats.N, *stats.SUM_COLUMNS)]
+def _public(
+    config: Config, keys: list[str], sums: dict[str, Column], name: Column, value: Column
+) -> list[Column]:
+    """The statistics table's columns, in ``stats.STATS_COLUMNS`` order; absent keys and sums
+    are typed nulls."""
+    present = {INDEX_KEYS[key]: F.col(key) for key in keys}
+    columns = {
+        stats.MODEL_VERSION: F.col(row.MODEL_VERSION),
+        stats.SLICE_NAME: name,
+        stats.SLICE_VALUE: value,
+        stats.CLASS: _class_label(config, F.col(CLASS_INDEX)),
+        stats.TRUE_CLASS: _class_label(config, present.get(stats.TRUE_CLASS)),
+        stats.PREDICTED_CLASS: _class_label(config, present.get(stats.PREDICTED_CLASS)),
+        stats.BIN: present.get(stats.BIN, F.lit(None)).cast("int"),
+        stats.SCORE_BIN: present.get(stats.SCORE_BIN, F.lit(None)).cast("int"),
+        stats.THRESHOLD_BIN: present.get(stats.THRESHOLD_BIN, F.lit(None)).cast("int"),
+        stats.REASON: F.col(row.REASON),
+        stats.N: F.col(stats.N).cast("long"),
+    }
+    for column in stats.SUM_COLUMNS:
+        columns[column] = (F.col(column) if column in sums else F.lit(None)).cast("double")
+    return [columns[name].alias(name) for name in stats.STATS_COLUMNS]
 
 
-def _public(config: Config, name: Column, value: Column) -> list[Column]:
-    index = F.col(CLASS_INDEX)
+def _class_label(config: Config, index: Column | None) -> Column:
+    """A class index as its name (``class_names``) or its decimal string; null stays null."""
+    if index is None:
+        return F.lit(None).cast("string")
     if config.class_names is not None:
         names = F.array(*[F.lit(class_name) for class_name in config.class_names])
         # Guarded: element_at with a null index is not reliably null across Spark versions.
-        class_label = F.when(index.isNotNull(), F.element_at(names, index + 1))
-    else:
-        class_label = index.cast("string")
-    return [
-        F.col(row.MODEL_VERSION).alias(stats.MODEL_VERSION),
-        name.alias(stats.SLICE_NAME),
-        value.alias(stats.SLICE_VALUE),
-        class_label.alias(stats.CLASS),
-        F.col(row.BIN).alias(stats.BIN),
-        F.col(row.REASON).alias(stats.REASON),
-        F.col(stats.N).cast("long").alias(stats.N),
-        *[F.col(column).cast("double").alias(column) for column in stats.SUM_COLUMNS],
-    ]
+        return F.when(index.isNotNull(), F.element_at(names, index + 1))
+    return index.cast("string")
 
 
-def _top_label_items(rows: DataFrame) -> DataFrame:
+def _top_items(rows: DataFrame) -> DataFrame:
     return rows.withColumn(CLASS_INDEX, F.lit(None).cast("int"))
 
 
-def _class_items(rows: DataFrame, config: Config) -> DataFrame:
+def _class_items(rows: DataFrame, config: Config, keys: list[str], terms: list[str]) -> DataFrame:
     """One item per row for top-label statistics plus, for valid rows, one per class."""
     top = F.struct(
         F.lit(None).cast("int").alias(CLASS_INDEX),
-        F.col(row.BIN).alias(row.BIN),
-        F.col(row.CONFIDENCE).alias(row.CONFIDENCE),
-        F.col(row.CORRECT).alias(row.CORRECT),
-        F.col(row.BRIER).alias(row.BRIER),
-        F.col(row.NLL).alias(row.NLL),
+        *[F.col(name).cast("int").alias(name) for name in keys],
+        *[F.col(name).cast("double").alias(name) for name in terms],
     )
     label = F.col(row.LABEL)
-    per_class = F.transform(
-        F.col(row.PROBS),
-        lambda p, k: F.struct(
+
+    def one_vs_rest(p: Column, k: Column) -> Column:
+        values = {
+            row.BIN: bin_index(p, config.binning.n_bins, config.binning.edges),
+            row.CONFIDENCE: p,
+            row.CORRECT: (k == label).cast("double"),
+        }
+        return F.struct(
             k.alias(CLASS_INDEX),
-            bin_index(p, config.binning.n_bins, config.binning.edges).alias(row.BIN),
-            p.alias(row.CONFIDENCE),
-            (k == label).cast("double").alias(row.CORRECT),
-            F.lit(None).cast("double").alias(row.BRIER),
-            F.lit(None).cast("double").alias(row.NLL),
-        ),
-    )
+            *[values.get(name, F.lit(None)).cast("int").alias(name) for name in keys],
+            *[values.get(name, F.lit(None)).cast("double").alias(name) for name in terms],
+        )
+
+    per_class = F.transform(F.col(row.PROBS), one_vs_rest)
     items = F.when(F.col(row.REASON).isNull(), F.concat(F.array(top), per_class)).otherwise(
         F.array(top)
     )

@@ -1,9 +1,18 @@
 """Column names of the public statistics table.
 
-One row per (model_version, slice_name, slice_value, class, bin) for valid rows, and one row per
-(model_version, slice_name, slice_value, reason) for invalid rows (bin, class and sums null).
+One row per (model_version, slice_name, slice_value, class, true_class, predicted_class, bin,
+score_bin, threshold_bin) for valid rows, and one row per (model_version, slice_name,
+slice_value, reason) for invalid rows (the other keys and the sums null). Which keys are set
+depends on the task and the requested metrics:
+
+- ``class`` null: the top-label (or regression) statistics of each row; ``class`` = k: the
+  one-vs-rest statistics of class k (``classwise_ece``), binned on p_k.
+- ``bin``: the confidence bin (classification) or the coverage bucket (regression with σ).
+- ``true_class``/``predicted_class``: the confusion cell (decision metrics); ``true_class``
+  alone with ``score_bin``/``threshold_bin``: the binary score histogram by label.
+
 Every measure is a sum, so statistics of disjoint inputs add up exactly to the statistics of
-their union.
+their union. Sums a task or config does not use are null.
 """
 
 from __future__ import annotations
@@ -12,7 +21,11 @@ MODEL_VERSION = "model_version"
 SLICE_NAME = "slice_name"
 SLICE_VALUE = "slice_value"
 CLASS = "class"
+TRUE_CLASS = "true_class"
+PREDICTED_CLASS = "predicted_class"
 BIN = "bin"
+SCORE_BIN = "score_bin"
+THRESHOLD_BIN = "threshold_bin"
 REASON = "reason"
 N = "n"
 SUM_WEIGHT = "sum_weight"
@@ -20,14 +33,35 @@ SUM_WEIGHT_CONFIDENCE = "sum_weight_confidence"
 SUM_WEIGHT_CORRECT = "sum_weight_correct"
 SUM_WEIGHT_BRIER = "sum_weight_brier"
 SUM_WEIGHT_NLL = "sum_weight_nll"
+SUM_WEIGHT_COST = "sum_weight_cost"
+SUM_WEIGHT_TARGET = "sum_weight_target"
+SUM_WEIGHT_TARGET_SQ = "sum_weight_target_sq"
+SUM_WEIGHT_SQ_ERROR = "sum_weight_sq_error"
+SUM_WEIGHT_ABS_ERROR = "sum_weight_abs_error"
+SUM_WEIGHT_GAUSSIAN_NLL = "sum_weight_gaussian_nll"
 
 KEY_COLUMNS = (MODEL_VERSION, SLICE_NAME, SLICE_VALUE, CLASS)
-GROUP_COLUMNS = (*KEY_COLUMNS, BIN, REASON)
+SLICE_KEY_COLUMNS = (MODEL_VERSION, SLICE_NAME, SLICE_VALUE)
+GROUP_COLUMNS = (
+    *KEY_COLUMNS,
+    TRUE_CLASS,
+    PREDICTED_CLASS,
+    BIN,
+    SCORE_BIN,
+    THRESHOLD_BIN,
+    REASON,
+)
 SUM_COLUMNS = (
     SUM_WEIGHT,
     SUM_WEIGHT_CONFIDENCE,
     SUM_WEIGHT_CORRECT,
     SUM_WEIGHT_BRIER,
     SUM_WEIGHT_NLL,
+    SUM_WEIGHT_COST,
+    SUM_WEIGHT_TARGET,
+    SUM_WEIGHT_TARGET_SQ,
+    SUM_WEIGHT_SQ_ERROR,
+    SUM_WEIGHT_ABS_ERROR,
+    SUM_WEIGHT_GAUSSIAN_NLL,
 )
 STATS_COLUMNS = (*GROUP_COLUMNS, N, *SUM_COLUMNS)

@@ -1,0 +1,206 @@
+"""Statistics → decision metrics (confusion-based) and the ``confusion`` table.
+
+From the confusion cells W_jk (weight of rows with true class j predicted as k), per key:
+T_k = Σ_j W_kj... precisely T_k = Σ_j W_kj over predictions (true support), P_k = Σ_j W_jk
+(predicted), TP_k = W_kk, over L = the classes occurring as a true or predicted class.
+
+- precision_k = TP_k / P_k, recall_k = TP_k / T_k, f1_k = 2 TP_k / (P_k + T_k), each 0 when
+  its denominator is 0 (scikit-learn's default zero_division); ``_macro`` = mean over L,
+  ``_weighted`` = Σ T_k m_k / Σ T_k, ``_micro`` from the summed counts.
+- balanced_accuracy = mean over k with T_k > 0 of TP_k / T_k; balanced_error_rate = 1 − it.
+- class_weighted_error = Σ c_k (T_k − TP_k) / Σ c_k T_k; class_weighted_nll =
+  Σ c_k NLL_k / Σ c_k T_k with NLL_k = Σ_{y=k} w·nll; misclassification_cost =
+  Σ_jk C_jk W_jk / W.
+
+Per-class rows carry ``class``; every row's ``n`` and ``weight_sum`` are the key's rows and W.
+Confusion table columns: model_version, slice_name, slice_value, true_class, predicted_class,
+n, weight_sum (cells with n > 0 only).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config
+from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.registry import MetricSpec
+from spark_calib.stats import schema as stats
+
+CONFUSION_COLUMNS = (
+    *stats.SLICE_KEY_COLUMNS,
+    stats.TRUE_CLASS,
+    stats.PREDICTED_CLASS,
+    stats.N,
+    WEIGHT_SUM,
+)
+PER_CLASS_METRICS = ("precision", "recall", "f1")
+AVERAGES = ("macro", "micro", "weighted")
+
+
+def confusion_from_stats(stats_df: DataFrame) -> DataFrame:
+    """The confusion cells per key (the ``confusion`` table)."""
+    return _cells(stats_df).select(*CONFUSION_COLUMNS)
+
+
+def decision_metrics(stats_df: DataFrame, config: Config, specs: list[MetricSpec]) -> DataFrame:
+    """Metric rows of the confusion family for every key (columns of the metrics table)."""
+    cells = _cells(stats_df).withColumn("_cost", _cell_cost(config))
+    true_side = F.struct(
+        F.col(stats.TRUE_CLASS).alias("c"),
+        F.col(WEIGHT_SUM).alias("t"),
+        F.lit(0.0).alias("p"),
+        F.when(F.col(stats.TRUE_CLASS) == F.col(stats.PREDICTED_CLASS), F.col(WEIGHT_SUM))
+        .otherwise(0.0)
+        .alias("tp"),
+        F.col(stats.N).alias("n"),
+        F.col("_nll").alias("nll"),
+        F.col("_cost").alias("cost"),
+    )
+    predicted_side = F.struct(
+        F.col(stats.PREDICTED_CLASS).alias("c"),
+        F.lit(0.0).alias("t"),
+        F.col(WEIGHT_SUM).alias("p"),
+        F.lit(0.0).alias("tp"),
+        F.lit(0).cast("long").alias("n"),
+        F.lit(0.0).alias("nll"),
+        F.lit(0.0).alias("cost"),
+    )
+    per_class = (
+        cells.select(*stats.SLICE_KEY_COLUMNS, F.inline(F.array(true_side, predicted_side)))
+        .groupBy(*stats.SLICE_KEY_COLUMNS, "c")
+        .agg(*[F.sum(name).alias(name) for name in ("t", "p", "tp", "n", "nll", "cost")])
+    )
+    weights = _class_weight_map(config)
+    per_key = per_class.groupBy(*stats.SLICE_KEY_COLUMNS).agg(
+        F.collect_list(F.struct("c", "t", "p", "tp", "n", "nll")).alias("_classes"),
+        F.sum("n").alias("_n"),
+        F.sum("t").alias("_w"),
+        F.sum("cost").alias("_cost"),
+        F.sum(F.col("t") * weights(F.col("c"))).alias("_cw_t"),
+        F.sum((F.col("t") - F.col("tp")) * weights(F.col("c"))).alias("_cw_err"),
+        F.sum(F.col("nll") * weights(F.col("c"))).alias("_cw_nll"),
+    )
+    entries = [entry for spec in specs for entry in _entries(spec.name)]
+    return per_key.select(*stats.SLICE_KEY_COLUMNS, F.inline(F.concat(*entries))).select(
+        *METRICS_COLUMNS
+    )
+
+
+def _cells(stats_df: DataFrame) -> DataFrame:
+    valid = (
+        F.col(stats.REASON).isNull()
+        & F.col(stats.CLASS).isNull()
+        & F.col(stats.TRUE_CLASS).isNotNull()
+        & F.col(stats.PREDICTED_CLASS).isNotNull()
+    )
+    return (
+        stats_df.where(valid)
+        .groupBy(*stats.SLICE_KEY_COLUMNS, stats.TRUE_CLASS, stats.PREDICTED_CLASS)
+        .agg(
+            F.sum(stats.N).alias(stats.N),
+            F.sum(stats.SUM_WEIGHT).alias(WEIGHT_SUM),
+            F.sum(stats.SUM_WEIGHT_NLL).alias("_nll"),
+        )
+    )
+
+
+def _class_labels(config: Config, num_classes: int) -> list[str]:
+    """The ``class`` strings of classes 0..K−1."""
+    if config.class_names is not None:
+        return list(config.class_names)
+    return [str(k) for k in range(num_classes)]
+
+
+def _class_weight_map(config: Config):  # type: ignore[no-untyped-def]
+    """class label → c_k (1.0 for classes not listed)."""
+    if not config.class_weights:
+        return lambda label: F.lit(1.0)
+    labels = {}
+    for key, weight in config.class_weights.items():
+        index = config.class_position(key, None)
+        label = config.class_names[index] if config.class_names is not None else str(index)
+        labels[label] = float(weight)
+    mapping = F.create_map(*[F.lit(x) for pair in labels.items() for x in pair])
+    return lambda label: F.coalesce(F.try_element_at(mapping, label), F.lit(1.0))
+
+
+def _cell_cost(config: Config) -> Column:
+    """C[true, predicted] · W_cell, or null without a cost matrix."""
+    if config.cost_matrix is None:
+        return F.lit(None).cast("double")
+    labels = _class_labels(config, len(config.cost_matrix))
+    costs = F.create_map(
+        *[
+            x
+            for j, true in enumerate(labels)
+            for k, predicted in enumerate(labels)
+            for x in (F.lit(f"{true}\u0000{predicted}"), F.lit(float(config.cost_matrix[j][k])))
+        ]
+    )
+    key = F.concat(F.col(stats.TRUE_CLASS), F.lit("\u0000"), F.col(stats.PREDICTED_CLASS))
+    return F.try_element_at(costs, key) * F.col(WEIGHT_SUM)
+
+
+def _ratio(numerator: Column, denominator: Column) -> Column:
+    """numerator / denominator, 0 when the denominator is 0 (scikit-learn's zero_division)."""
+    return F.when(denominator > 0.0, numerator / denominator).otherwise(F.lit(0.0))
+
+
+def _class_value(name: str, c: Column) -> Column:
+    if name == "precision":
+        return _ratio(c["tp"], c["p"])
+    if name == "recall":
+        return _ratio(c["tp"], c["t"])
+    return _ratio(2.0 * c["tp"], c["p"] + c["t"])
+
+
+def _entry(class_label: Column, metric: str, value: Column) -> Column:
+    return F.struct(
+        class_label.cast("string").alias(stats.CLASS),
+        F.lit(metric).alias(METRIC),
+        value.cast("double").alias(VALUE),
+        F.col("_n").cast("long").alias(stats.N),
+        F.col("_w").cast("double").alias(WEIGHT_SUM),
+    )
+
+
+def _sum(classes: Column, value) -> Column:  # type: ignore[no-untyped-def]
+    return F.aggregate(classes, F.lit(0.0), lambda acc, c: acc + value(c))
+
+
+def _entries(name: str) -> list[Column]:
+    """Array columns of the metric rows ``name`` produces for the current key."""
+    classes = F.col("_classes")
+    none = F.lit(None).cast("string")
+    if name in PER_CLASS_METRICS:
+        per_class = F.transform(classes, lambda c: _entry(c["c"], name, _class_value(name, c)))
+        size = F.size(classes).cast("double")
+        macro = _sum(classes, lambda c: _class_value(name, c)) / size
+        support = _sum(classes, lambda c: c["t"])
+        weighted = _ratio(_sum(classes, lambda c: c["t"] * _class_value(name, c)), support)
+        tp = _sum(classes, lambda c: c["tp"])
+        micro = {
+            "precision": _ratio(tp, _sum(classes, lambda c: c["p"])),
+            "recall": _ratio(tp, support),
+            "f1": _ratio(2.0 * tp, _sum(classes, lambda c: c["p"] + c["t"])),
+        }[name]
+        averages = F.array(
+            _entry(none, f"{name}_macro", macro),
+            _entry(none, f"{name}_micro", micro),
+            _entry(none, f"{name}_weighted", weighted),
+        )
+        return [per_class, averages]
+    if name in ("balanced_accuracy", "balanced_error_rate"):
+        supported = F.filter(classes, lambda c: c["t"] > 0.0)
+        mean_recall = F.try_divide(
+            _sum(supported, lambda c: c["tp"] / c["t"]), F.size(supported).cast("double")
+        )
+        value = mean_recall if name == "balanced_accuracy" else 1.0 - mean_recall
+        return [F.array(_entry(none, name, value))]
+    values = {
+        "class_weighted_error": F.try_divide(F.col("_cw_err"), F.col("_cw_t")),
+        "class_weighted_nll": F.try_divide(F.col("_cw_nll"), F.col("_cw_t")),
+        "misclassification_cost": F.try_divide(F.col("_cost"), F.col("_w")),
+    }
+    return [F.array(_entry(none, name, values[name]))]

@@ -1,0 +1,206 @@
+"""Statistics → binary ranking metrics from the score histogram: binned ROC/PR AUC, the
+``roc`` curve table, and the ``thresholds`` table.
+
+Histogram: B = ``auc_buckets`` equal-width left-closed buckets of the score s (the last holds
+1.0); W⁺_b, W⁻_b are the positive and negative weight in bucket b, P = Σ W⁺, N = Σ W⁻, and
+TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} likewise, TP_{>b} = TP_{≥b} − W⁺_b.
+
+- roc_auc_binned = Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N): the exact AUC of the scores replaced by
+  their bucket (pairs in one bucket count as ties). |error| ≤ ½ Σ_b W⁺_b W⁻_b / (P N).
+- pr_auc_binned = Σ_b (W⁺_b / P) · TP_{≥b} / (TP_{≥b} + FP_{≥b}): average precision of the
+  bucketed scores. |error| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b), hi_b = TP_{≥b}/(TP_{≥b} + FP_{>b}),
+  lo_b = TP_{>b}/(TP_{>b} + FP_{≥b}).
+- Both are null when P = 0; roc_auc_binned also when N = 0.
+
+``roc`` columns: model_version, slice_name, slice_value, point (0 = the origin), threshold
+(the bucket's lower edge b/B; null at the origin), fpr = FP_{≥b}/N, tpr = TP_{≥b}/P,
+precision = TP_{≥b}/(TP_{≥b} + FP_{≥b}); one point per non-empty bucket, by descending
+threshold. With m > roc_points − 1 buckets, only points m, m − k, m − 2k, … are kept
+(k = ceil((m − 1) / (roc_points − 2)), or k = m when roc_points = 2), so a key has at most
+``roc_points`` rows with the origin, and always the last point (threshold at the lowest score).
+
+``thresholds`` columns: model_version, slice_name, slice_value, threshold, n, weight_sum, tp,
+fp, tn, fn (weighted; positive when s ≥ threshold), tpr = tp/(tp + fn), fpr = fp/(fp + tn)
+(null when 0/0), precision = tp/(tp + fp) (0 when 0/0), recall = tpr.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config
+from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.registry import MetricSpec
+from spark_calib.rows.binning import bin_lower
+from spark_calib.stats import schema as stats
+
+ROC_COLUMNS = (*stats.SLICE_KEY_COLUMNS, "point", "threshold", "fpr", "tpr", "precision")
+THRESHOLD_COLUMNS = (
+    *stats.SLICE_KEY_COLUMNS,
+    "threshold",
+    stats.N,
+    WEIGHT_SUM,
+    "tp",
+    "fp",
+    "tn",
+    "fn",
+    "tpr",
+    "fpr",
+    "precision",
+    "recall",
+)
+
+
+def positive_label(config: Config) -> str:
+    """The ``true_class`` string of the positive class (index 1)."""
+    return config.class_names[1] if config.class_names is not None else "1"
+
+
+def _by_label(stats_df: DataFrame, config: Config, key: str) -> DataFrame:
+    """Valid top-label statistics with ``key`` set, with positive/negative weight columns."""
+    positive = F.col(stats.TRUE_CLASS) == positive_label(config)
+    weight = F.col(stats.SUM_WEIGHT)
+    return stats_df.where(
+        F.col(stats.REASON).isNull() & F.col(stats.CLASS).isNull() & F.col(key).isNotNull()
+    ).select(
+        *stats.SLICE_KEY_COLUMNS,
+        F.col(key),
+        F.col(stats.N),
+        F.when(positive, weight).otherwise(0.0).alias("_pos"),
+        F.when(positive, 0.0).otherwise(weight).alias("_neg"),
+    )
+
+
+def _cumulative(stats_df: DataFrame, config: Config) -> DataFrame:
+    """One row per key and non-empty bucket with W⁺_b, W⁻_b, TP_{≥b}, FP_{≥b}, P, N and m."""
+    buckets = (
+        _by_label(stats_df, config, stats.SCORE_BIN)
+        .groupBy(*stats.SLICE_KEY_COLUMNS, stats.SCORE_BIN)
+        .agg(
+            F.sum(stats.N).alias(stats.N), F.sum("_pos").alias("_pos"), F.sum("_neg").alias("_neg")
+        )
+    )
+    key = Window.partitionBy(*stats.SLICE_KEY_COLUMNS)
+    down = key.orderBy(F.col(stats.SCORE_BIN).desc())
+    running = down.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    return buckets.select(
+        "*",
+        F.sum("_pos").over(running).alias("_tp"),
+        F.sum("_neg").over(running).alias("_fp"),
+        F.sum("_pos").over(key).alias("_p"),
+        F.sum("_neg").over(key).alias("_n_neg"),
+        F.sum(stats.N).over(key).alias("_rows"),
+        F.row_number().over(down).alias("_point"),
+        F.count(F.lit(1)).over(key).alias("_m"),
+    )
+
+
+def binned_ranking_metrics(
+    stats_df: DataFrame, config: Config, specs: list[MetricSpec]
+) -> DataFrame:
+    """roc_auc_binned and pr_auc_binned rows per key."""
+    cumulative = _cumulative(stats_df, config)
+    positives, negatives = F.col("_pos"), F.col("_neg")
+    tp_above = F.col("_tp") - positives
+    precision = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp"))
+    per_key = cumulative.groupBy(*stats.SLICE_KEY_COLUMNS).agg(
+        F.sum(negatives * (tp_above + 0.5 * positives)).alias("_roc"),
+        F.sum(F.when(positives > 0.0, positives * precision).otherwise(0.0)).alias("_ap"),
+        F.first("_p").alias("_p"),
+        F.first("_n_neg").alias("_n_neg"),
+        F.first("_rows").alias("_rows"),
+    )
+    p, n = F.col("_p"), F.col("_n_neg")
+    values = {
+        "roc_auc_binned": F.when((p > 0.0) & (n > 0.0), F.col("_roc") / (p * n)),
+        "pr_auc_binned": F.when(p > 0.0, F.col("_ap") / p),
+    }
+    entries = F.array(
+        *[
+            F.struct(
+                F.lit(None).cast("string").alias(stats.CLASS),
+                F.lit(spec.name).alias(METRIC),
+                values[spec.name].cast("double").alias(VALUE),
+                F.col("_rows").cast("long").alias(stats.N),
+                (p + n).cast("double").alias(WEIGHT_SUM),
+            )
+            for spec in specs
+        ]
+    )
+    return per_key.select(*stats.SLICE_KEY_COLUMNS, F.inline(entries)).select(*METRICS_COLUMNS)
+
+
+def roc_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:
+    """The ``roc`` table: ROC (and precision) points per key, thinned to ``roc_points``."""
+    cumulative = _cumulative(stats_df, config)
+    m = F.col("_m")
+    budget = config.roc_points - 1
+    spread = F.ceil((m - 1) / F.lit(float(budget - 1))) if budget > 1 else m
+    step = F.when(m <= budget, F.lit(1)).otherwise(spread)
+    kept = cumulative.where((m - F.col("_point")) % step == 0).select(
+        *stats.SLICE_KEY_COLUMNS,
+        F.col("_point"),
+        bin_lower(F.col(stats.SCORE_BIN), config.auc_buckets).alias("threshold"),
+        F.try_divide(F.col("_fp"), F.col("_n_neg")).alias("fpr"),
+        F.try_divide(F.col("_tp"), F.col("_p")).alias("tpr"),
+        F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp")).alias("precision"),
+    )
+    order = Window.partitionBy(*stats.SLICE_KEY_COLUMNS).orderBy("_point")
+    point = F.struct(
+        F.row_number().over(order).cast("int").alias("point"),
+        F.col("threshold"),
+        F.col("fpr"),
+        F.col("tpr"),
+        F.col("precision"),
+    )
+    origin = F.struct(
+        F.lit(0).alias("point"),
+        F.lit(None).cast("double").alias("threshold"),
+        F.when(F.col("fpr").isNotNull(), F.lit(0.0)).alias("fpr"),
+        F.when(F.col("tpr").isNotNull(), F.lit(0.0)).alias("tpr"),
+        F.lit(None).cast("double").alias("precision"),
+    )
+    numbered = kept.select(*stats.SLICE_KEY_COLUMNS, point.alias("_p"), "fpr", "tpr")
+    first = F.col("_p.point") == 1
+    items = F.when(first, F.array(origin, F.col("_p"))).otherwise(F.array(F.col("_p")))
+    return numbered.select(*stats.SLICE_KEY_COLUMNS, F.inline(items)).select(*ROC_COLUMNS)
+
+
+def thresholds_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:
+    """The ``thresholds`` table: weighted confusion counts at each configured threshold."""
+    rows = _by_label(stats_df, config, stats.THRESHOLD_BIN)
+    ordered = sorted(config.thresholds)
+    reached = F.col(stats.THRESHOLD_BIN)
+    counts = []
+    for j in range(len(ordered)):
+        counts.append(F.sum(F.when(reached > j, F.col("_pos")).otherwise(0.0)).alias(f"_tp{j}"))
+        counts.append(F.sum(F.when(reached > j, F.col("_neg")).otherwise(0.0)).alias(f"_fp{j}"))
+    per_key = rows.groupBy(*stats.SLICE_KEY_COLUMNS).agg(
+        F.sum(stats.N).alias(stats.N),
+        F.sum("_pos").alias("_p"),
+        F.sum("_neg").alias("_n_neg"),
+        *counts,
+    )
+    p, n = F.col("_p"), F.col("_n_neg")
+    structs = []
+    for j, threshold in enumerate(ordered):
+        tp, fp = F.col(f"_tp{j}"), F.col(f"_fp{j}")
+        structs.append(
+            F.struct(
+                F.lit(float(threshold)).alias("threshold"),
+                F.col(stats.N).cast("long").alias(stats.N),
+                (p + n).alias(WEIGHT_SUM),
+                tp.alias("tp"),
+                fp.alias("fp"),
+                (n - fp).alias("tn"),
+                (p - tp).alias("fn"),
+                F.try_divide(tp, p).alias("tpr"),
+                F.try_divide(fp, n).alias("fpr"),
+                F.when(tp + fp > 0.0, tp / (tp + fp)).otherwise(0.0).alias("precision"),
+                F.try_divide(tp, p).alias("recall"),
+            )
+        )
+    return per_key.select(*stats.SLICE_KEY_COLUMNS, F.inline(F.array(*structs))).select(
+        *THRESHOLD_COLUMNS
+    )
