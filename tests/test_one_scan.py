@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_calib import evaluate
+from spark_calib import EvaluationResult, evaluate
 
 CONFIG = {
     "task": "binary",
@@ -19,6 +19,37 @@ CONFIG = {
     "metrics": ["ece", "mce", "brier", "count", "classwise_ece"],
     "max_invalid_fraction": 1.0,
 }
+# Every family that is computed from the statistics (no exact ranking: it is an extra pass).
+ALL_FAMILIES = {
+    **CONFIG,
+    "metrics": [
+        "ece",
+        "classwise_ece",
+        "error_rate",
+        "balanced_accuracy",
+        "precision",
+        "misclassification_cost",
+        "expected_misclassification_cost",
+        "confusion_matrix",
+        "roc_auc_binned",
+        "pr_auc_binned",
+        "roc_curve",
+        "threshold_metrics",
+    ],
+    "cost_matrix": [[0, 1], [4, 0]],
+    "auc_buckets": 50,
+}
+
+
+def outputs(result: EvaluationResult) -> list[DataFrame]:
+    """Every DataFrame output of a result except ``invalid``."""
+    optional = [result.confusion, result.thresholds, result.roc, result.regression_calibration]
+    return [
+        result.metrics,
+        result.reliability,
+        result.stats,
+        *[frame for frame in optional if frame is not None],
+    ]
 
 
 def write_input(spark: SparkSession, path: Path, with_invalid: bool) -> None:
@@ -35,18 +66,42 @@ def write_input(spark: SparkSession, path: Path, with_invalid: bool) -> None:
 
 
 @pytest.mark.parametrize("strategy", ["finest_grain", "grouping_sets"])
-def test_outputs_do_not_read_the_input(spark: SparkSession, tmp_path: Path, strategy: str) -> None:
+@pytest.mark.parametrize("config", [CONFIG, ALL_FAMILIES], ids=["calibration", "all_families"])
+def test_outputs_do_not_read_the_input(
+    spark: SparkSession, tmp_path: Path, strategy: str, config: dict
+) -> None:
     path = tmp_path / "log"
     write_input(spark, path, with_invalid=False)
-    result = evaluate(spark.read.parquet(str(path)), {**CONFIG, "slice_strategy": strategy})
+    result = evaluate(spark.read.parquet(str(path)), {**config, "slice_strategy": strategy})
     shutil.rmtree(path)
     # The input is gone: anything that scans it now fails.
     with pytest.raises(Exception, match=r"(?i)(not exist|FileNotFound|PATH_NOT_FOUND)"):
         spark.read.parquet(str(path)).count()
-    assert result.metrics.count() > 0
-    assert result.reliability.count() > 0
-    assert result.stats.count() > 0
+    for frame in outputs(result):
+        assert frame.count() > 0
     assert result.invalid.count() == 0
+    result.unpersist()
+
+
+def test_regression_outputs_do_not_read_the_input(spark: SparkSession, tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    spark.range(300).select(
+        (F.col("id") % 7).cast("double").alias("mu"),
+        (F.col("id") % 5).cast("double").alias("y"),
+        (F.col("id") % 3 + 1).cast("double").alias("sd"),
+        (F.col("id") % 2).cast("string").alias("g"),
+    ).write.parquet(str(path))
+    config = {
+        "task": "regression",
+        "columns": {"prediction": "mu", "target": "y", "std": "sd"},
+        "slices": [[], ["g"]],
+    }
+    result = evaluate(spark.read.parquet(str(path)), config)
+    shutil.rmtree(path)
+    assert result.regression_calibration is not None
+    for frame in [result.metrics, result.stats, result.regression_calibration]:
+        assert frame.count() > 0
+        assert set(leaf_nodes(frame)) == {"InMemoryTableScan"}
     result.unpersist()
 
 
@@ -75,8 +130,8 @@ def test_plans_read_the_cached_statistics(spark: SparkSession, tmp_path: Path) -
     write_input(spark, path, with_invalid=False)
     df = spark.read.parquet(str(path))
     assert any("Scan parquet" in name for name in leaf_nodes(df))
-    result = evaluate(df, CONFIG)
-    for frame in (result.metrics, result.reliability, result.stats):
+    result = evaluate(df, ALL_FAMILIES)
+    for frame in outputs(result):
         leaves = leaf_nodes(frame)
         assert leaves
         assert set(leaves) == {"InMemoryTableScan"}
@@ -89,10 +144,20 @@ def test_strategies_agree(spark: SparkSession, tmp_path: Path) -> None:
     write_input(spark, path, with_invalid=True)
     df = spark.read.parquet(str(path))
     frames = [
-        evaluate(df, {**CONFIG, "slice_strategy": strategy}).stats
+        evaluate(df, {**ALL_FAMILIES, "slice_strategy": strategy}).stats
         for strategy in ("finest_grain", "grouping_sets")
     ]
-    key = ["model_version", "slice_name", "slice_value", "class", "bin", "reason"]
+    key = [
+        "model_version",
+        "slice_name",
+        "slice_value",
+        "class",
+        "true_class",
+        "predicted_class",
+        "bin",
+        "score_bin",
+        "reason",
+    ]
     rows = [
         sorted(frame.collect(), key=lambda r: tuple(str(r[k]) for k in key)) for frame in frames
     ]
@@ -100,5 +165,20 @@ def test_strategies_agree(spark: SparkSession, tmp_path: Path) -> None:
     for left, right in zip(*rows, strict=True):
         assert [left[k] for k in key] == [right[k] for k in key]
         assert left.n == right.n
-        for column in ["sum_weight", "sum_weight_confidence", "sum_weight_correct"]:
+        for column in [
+            "sum_weight",
+            "sum_weight_confidence",
+            "sum_weight_correct",
+            "sum_weight_cost",
+        ]:
             assert left[column] == pytest.approx(right[column], abs=1e-9)
+
+
+def test_exact_ranking_is_the_one_extra_pass(spark: SparkSession, tmp_path: Path) -> None:
+    """roc_auc/pr_auc read the input again (documented); nothing else does."""
+    path = tmp_path / "log"
+    write_input(spark, path, with_invalid=False)
+    result = evaluate(spark.read.parquet(str(path)), {**CONFIG, "metrics": ["ece", "roc_auc"]})
+    assert any("Scan parquet" in name for name in leaf_nodes(result.metrics))
+    assert set(leaf_nodes(result.reliability)) == {"InMemoryTableScan"}
+    result.unpersist()

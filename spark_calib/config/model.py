@@ -284,7 +284,13 @@ class Config(StrictModel):
             or index < 0
             or (num_classes is not None and index >= num_classes)
         ):
-            names = list(self.class_names) if self.class_names else f"indices 0..{num_classes}"
+            names = (
+                list(self.class_names)
+                if self.class_names
+                else f"indices 0..{num_classes - 1}"
+                if num_classes is not None
+                else "indices ≥ 0"
+            )
             raise ValueError(f"class_weights key {key!r} names no class (classes: {names})")
         return index
 

@@ -35,6 +35,7 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
     Expected types: score, confidence, quality, weight numeric; binary label numeric or boolean;
     multiclass label numeric (integral values), or string with ``class_names``; probs and logits
     array<numeric>; correct boolean or numeric 0/1; top-label prediction and label of one kind;
+    regression prediction, target, std and variance numeric;
     model_version and slice columns atomic (not array, map or struct).
     """
     types = {field.name: field.dataType for field in df.schema.fields}
@@ -73,7 +74,10 @@ def _lookup(types: dict[str, DataType], name: str, key: str) -> DataType:
 
 def _check_role(config: Config, role: str, name: str, data_type: DataType) -> None:
     where = f"column {name!r} (columns.{role})"
-    if role in ("score", "confidence", "quality", "weight"):
+    regression_value = config.task == "regression" and role == "prediction"
+    if role in ("score", "confidence", "quality", "weight", "target", "std", "variance") or (
+        regression_value
+    ):
         _expect(isinstance(data_type, NUMERIC_TYPES), where, "numeric", data_type)
     elif role in ("probs", "logits"):
         ok = isinstance(data_type, ArrayType) and isinstance(data_type.elementType, NUMERIC_TYPES)
