@@ -1,5 +1,5 @@
 # spark_calib — the two commands of the README, plus lint.
-#   make demo   set up .venv, generate the seeded demo logs, run the jobs, draw the diagrams
+#   make demo   set up .venv, generate the seeded demo logs, run the three jobs, draw the diagrams
 #   make test   set up .venv and run the whole test suite (what CI runs)
 #   make lint   ruff and mypy
 # Needs Python >= 3.10 and a Java 17 runtime; everything else is installed into .venv/.
@@ -32,12 +32,18 @@ demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
 		--report $(DEMO_DIR)/reports/binary
 	$(BIN)/spark-calib evaluate --config conf/demo_multiclass.yaml --run-date $(DEMO_RUN_DATE) \
 		--report $(DEMO_DIR)/reports/multiclass
+	$(BIN)/spark-calib evaluate --config conf/demo_regression.yaml --run-date $(DEMO_RUN_DATE) \
+		--report $(DEMO_DIR)/reports/regression
 	@echo
-	@echo "Diagrams: $(DEMO_DIR)/reports/{binary,multiclass}/reliability_v*.png"
-	@echo "Tables: databases calib_demo and calib_demo_multiclass (./spark-warehouse, ./metastore_db)"
+	@echo "Diagrams: $(DEMO_DIR)/reports/{binary,multiclass}/reliability_v*.png,"
+	@echo "          $(DEMO_DIR)/reports/binary/roc_v*.png,"
+	@echo "          $(DEMO_DIR)/reports/regression/regression_calibration_v*.png"
+	@echo "Tables: databases calib_demo, calib_demo_multiclass and calib_demo_regression"
+	@echo "        (./spark-warehouse, ./metastore_db)"
 
-# The logs are seeded, so they are generated once; make clean-demo starts over.
-$(DEMO_LOGS)/_SUCCESS: | java $(INSTALLED)
+# The logs are seeded, so they are generated once (again when the generator changes);
+# make clean-demo starts over.
+$(DEMO_LOGS)/_SUCCESS: spark_calib_cli/demo.py | java $(INSTALLED)
 	$(BIN)/spark-calib demo-data --out $(DEMO_LOGS)
 	touch $@
 

@@ -1,10 +1,15 @@
 """Seeded synthetic prediction logs for the demo, generated with Spark SQL expressions.
 
-Both logs have three model versions over the same traffic: ``v1`` is well calibrated, ``v2``
-over-confident (its logits are sharpened), ``v3`` under-confident (flattened). One segment,
-``v1`` on ``country=BR, device=tablet``, has a local calibration failure: its scores are
-shifted, while v1 looks fine overall. A few rows have a null score or probability vector, so
-the invalid-rows table has something to show.
+The classification logs have three model versions over the same traffic: ``v1`` is well
+calibrated, ``v2`` over-confident (its logits are sharpened), ``v3`` under-confident
+(flattened). One segment, ``v1`` on ``country=BR, device=tablet``, has a local calibration
+failure: its scores are shifted, while v1 looks fine overall. A few rows have a null score or
+probability vector, so the invalid-rows table has something to show.
+
+The regression log (a delivery-time estimate with a predictive σ) follows the same story with
+the σ: ``v1``'s σ is the true noise level except on BR tablets, where it is too small; ``v2``'s
+σ is too small everywhere (over-confident), ``v3``'s too large (under-confident). A few rows
+have a null σ.
 
 Every random column comes from ``F.rand``/``F.randn`` with its own seed over a fixed number of
 partitions, so a seed gives the same log on any machine.
@@ -23,6 +28,7 @@ DEFAULT_END_DATE = dt.date(2024, 6, 30)
 DEFAULT_DAYS = 7
 DEFAULT_BINARY_ROWS = 1_000_000
 DEFAULT_MULTICLASS_ROWS = 100_000
+DEFAULT_REGRESSION_ROWS = 200_000
 # Fixed, so that rand(seed) draws the same numbers whatever the cluster's parallelism.
 PARTITIONS = 4
 
@@ -44,6 +50,16 @@ CLASS_NAMES = ("cat", "dog", "bird", "fish")
 TRUE_CLASS_LOGIT_STD = 1.6
 # Added to the broken segment's logit of the first class.
 BROKEN_CLASS_SHIFT = 2.0
+
+# Regression: predicted minutes ~ N(PREDICTION_MEAN, PREDICTION_STD), clipped below; the true
+# noise σ grows with the prediction and depends on the device.
+PREDICTION_MEAN, PREDICTION_STD, PREDICTION_MIN = 35.0, 10.0, 5.0
+NOISE_BASE, NOISE_PER_MINUTE = 1.0, 0.1
+DEVICE_NOISE = {"mobile": 1.0, "desktop": 0.8, "tablet": 1.3}
+# Reported σ / true σ per version: 1 is calibrated, < 1 over-confident, > 1 under-confident.
+STD_SCALE = {"v1": 1.0, "v2": 0.55, "v3": 1.8}
+# The broken segment's reported σ / true σ.
+BROKEN_STD_SCALE = 0.5
 
 
 def binary_log(
@@ -116,6 +132,41 @@ def multiclass_log(
     )
 
 
+def regression_log(
+    spark: SparkSession,
+    rows: int = DEFAULT_REGRESSION_ROWS,
+    seed: int = DEFAULT_SEED + 2,
+    end_date: dt.date = DEFAULT_END_DATE,
+    days: int = DEFAULT_DAYS,
+) -> DataFrame:
+    """A regression log: the traffic columns, ``prediction`` (predicted minutes, double),
+    ``target`` (observed minutes = prediction + true σ · N(0, 1), so every version's mean is
+    right) and ``std`` (the reported σ: the true σ scaled per version, rarely null)."""
+    draws = _traffic(spark, rows, seed, end_date, days).select(
+        "*",
+        F.randn(seed + 40).alias("_z_prediction"),
+        F.randn(seed + 41).alias("_z_noise"),
+        F.rand(seed + 42).alias("_u_null"),
+    )
+    prediction = F.greatest(
+        F.col("_z_prediction") * F.lit(PREDICTION_STD) + F.lit(PREDICTION_MEAN),
+        F.lit(PREDICTION_MIN),
+    )
+    true_std = (F.lit(NOISE_BASE) + F.lit(NOISE_PER_MINUTE) * prediction) * _by_device(DEVICE_NOISE)
+    scale = F.when(_broken_segment(), F.lit(BROKEN_STD_SCALE)).otherwise(_by_version(STD_SCALE))
+    std = F.when(F.col("_u_null") < F.lit(NULL_SCORE_RATE), F.lit(None)).otherwise(true_std * scale)
+    return draws.select(
+        "request_id",
+        "event_date",
+        "model_version",
+        "country",
+        "device",
+        prediction.alias("prediction"),
+        (prediction + true_std * F.col("_z_noise")).alias("target"),
+        std.cast("double").alias("std"),
+    )
+
+
 def write_log(frame: DataFrame, path: str) -> None:
     """Overwrite ``path`` with ``frame`` as Parquet partitioned by ``event_date``."""
     frame.write.mode("overwrite").partitionBy("event_date").parquet(path)
@@ -157,6 +208,13 @@ def _by_version(values: dict[str, float]) -> Column:
         column = F.when(F.col("model_version") == F.lit(version), F.lit(values[version])).otherwise(
             column
         )
+    return column
+
+
+def _by_device(values: dict[str, float]) -> Column:
+    column = F.lit(values[DEVICES[0]])
+    for device in DEVICES[1:]:
+        column = F.when(F.col("device") == F.lit(device), F.lit(values[device])).otherwise(column)
     return column
 
 

@@ -1,4 +1,4 @@
-"""The scheduled job: read the run date's input, evaluate it once, write the four tables."""
+"""The scheduled job: read the run date's input, evaluate it once, write the output tables."""
 
 from __future__ import annotations
 
@@ -16,14 +16,18 @@ from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.identifiers import checked_identifier, checked_table_name
 from spark_calib_cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
 from spark_calib_cli.read import describe_input, read_input
+from spark_calib_cli.regression_summary import collect_regression_summary
 from spark_calib_cli.summary import SummaryRow, collect_summary
-from spark_calib_cli.tables import METRICS_TABLE, RELIABILITY_TABLE, run_tables
-from spark_calib_cli.write import read_partition, table_location, write_partition
+from spark_calib_cli.tables import METRICS_TABLE, OPTIONAL_TABLES, RELIABILITY_TABLE, run_tables
+from spark_calib_cli.write import clear_partition, read_partition, table_location, write_partition
+
+REGRESSION_TASK = "regression"
 
 
 @dataclass(frozen=True)
 class EvaluateOutcome:
-    """What one run did: its identity, the rows it saw, where it wrote, and the summary rows."""
+    """What one run did: its identity, the rows it saw, where it wrote, and the summary rows
+    (regression rows when ``task`` is ``regression``)."""
 
     run_id: str
     config_hash: str
@@ -33,6 +37,7 @@ class EvaluateOutcome:
     strategy: str
     tables: Mapping[str, str]
     summary: tuple[SummaryRow, ...]
+    task: str = "binary"
 
 
 def check_job_config(config: Config) -> tuple[InputConfig, OutputConfig]:
@@ -60,7 +65,8 @@ def run_evaluate(
     min_slice_rows: int = DEFAULT_MIN_SLICE_ROWS,
 ) -> EvaluateOutcome:
     """Evaluate the ``run_date`` window of the configured input and replace the run date's
-    partition of every output table.
+    partition of every output table. An optional table (``tables.OPTIONAL_TABLES``) that this
+    run does not produce but that exists at the output gets an empty partition for the date.
 
     ``progress`` receives one line per step. Raises ``ConfigError``, ``MissingInputError``
     (no table or path, or no rows in the window), ``SchemaError``, ``InvalidRowsError`` (then
@@ -79,18 +85,27 @@ def run_evaluate(
             raise MissingInputError(
                 f"input {describe_input(source, run_date)} has no rows for run_date {run_date}"
             )
+        outputs = run_tables(result, config, run_id, digest)
+        produced = {table for table, _ in outputs}
+        for table in OPTIONAL_TABLES:
+            if table not in produced and clear_partition(spark, output, table, run_date):
+                report(f"emptied {table_location(output, table)} (run_date={run_date})")
         tables: dict[str, str] = {}
-        for table, rows in run_tables(result, config, run_id, digest):
+        for table, rows in outputs:
             report(f"writing {table_location(output, table)} (run_date={run_date})")
             tables[table] = write_partition(spark, rows, output, table, run_date)
         # Read back what was written: cheaper than recomputing the metrics from the statistics,
         # and the summary then shows exactly what the tables hold.
-        summary = collect_summary(
-            read_partition(spark, output, METRICS_TABLE, run_date),
-            read_partition(spark, output, RELIABILITY_TABLE, run_date),
-            top=top_slices,
-            min_rows=min_slice_rows,
-        )
+        metrics = read_partition(spark, output, METRICS_TABLE, run_date)
+        if config.task == REGRESSION_TASK:
+            summary = collect_regression_summary(metrics, top=top_slices, min_rows=min_slice_rows)
+        else:
+            summary = collect_summary(
+                metrics,
+                read_partition(spark, output, RELIABILITY_TABLE, run_date),
+                top=top_slices,
+                min_rows=min_slice_rows,
+            )
     finally:
         result.unpersist()
     return EvaluateOutcome(
@@ -102,6 +117,7 @@ def run_evaluate(
         strategy=result.strategy,
         tables=tables,
         summary=tuple(summary),
+        task=config.task,
     )
 
 

@@ -3,7 +3,8 @@
     spark-calib evaluate --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--master URL]
                          [--set key.path=value ...] [--report DIR] [--verbose]
     spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
-    spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N] [--seed S]
+    spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
+                          [--regression-rows N] [--seed S]
 
 The config is validated before Spark starts. A failure prints one line on stderr and exits with
 the code of its cause (see ``exit_codes.ExitCode`` and the README); ``--verbose`` adds the
@@ -23,8 +24,14 @@ from pathlib import Path
 from spark_calib.config import Config, load_config
 from spark_calib.errors import ConfigError
 from spark_calib_cli import demo
-from spark_calib_cli.evaluate_job import EvaluateOutcome, check_job_config, run_evaluate
+from spark_calib_cli.evaluate_job import (
+    REGRESSION_TASK,
+    EvaluateOutcome,
+    check_job_config,
+    run_evaluate,
+)
 from spark_calib_cli.exit_codes import ExitCode, exit_code_for
+from spark_calib_cli.regression_summary import format_regression_summary
 from spark_calib_cli.report_job import DEFAULT_REPORT_SLICES, default_report_dir, run_report
 from spark_calib_cli.run_date import parse_run_date
 from spark_calib_cli.session import build_session
@@ -61,7 +68,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         outcome = run_evaluate(spark, config, run_date, progress=progress)
         if args.report is not None:
             # Same session: the diagrams cost no second Spark start-up.
-            progress(f"drawing reliability diagrams into {args.report}")
+            progress(f"drawing the diagrams into {args.report}")
             paths = run_report(spark, config, run_date, Path(args.report))
     finally:
         spark.stop()
@@ -73,7 +80,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    """``spark-calib report``: reliability diagrams of one run date, as PNG files."""
+    """``spark-calib report``: the diagrams of one run date, as PNG files."""
     config, run_date = _validated(args)
     check_job_config(config)
     out_dir = Path(args.out) if args.out else default_report_dir(run_date)
@@ -90,7 +97,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def demo_data_command(args: argparse.Namespace) -> int:
-    """``spark-calib demo-data``: write the seeded binary and multiclass demo logs."""
+    """``spark-calib demo-data``: write the seeded binary, multiclass and regression demo logs."""
     end_date = parse_run_date(args.end_date)
     progress = _progress_printer()
     spark = build_session(args.master, verbose=args.verbose, conf=_spark_conf(args.conf))
@@ -100,6 +107,10 @@ def demo_data_command(args: argparse.Namespace) -> int:
             (
                 "multiclass",
                 demo.multiclass_log(spark, args.multiclass_rows, args.seed + 1, end_date),
+            ),
+            (
+                "regression",
+                demo.regression_log(spark, args.regression_rows, args.seed + 2, end_date),
             ),
         )
         for name, frame in logs:
@@ -135,7 +146,11 @@ def _outcome_text(outcome: EvaluateOutcome) -> str:
         f"{outcome.n_rows:,} input rows, {invalid:,} invalid"
         + (f" ({reasons})" if reasons else ""),
         "",
-        format_summary(outcome.summary),
+        (
+            format_regression_summary(outcome.summary)
+            if outcome.task == REGRESSION_TASK
+            else format_summary(outcome.summary)
+        ),
         "",
         f"tables (partition run_date={outcome.run_date}):",
         *[f"  {location}" for location in outcome.tables.values()],
@@ -144,9 +159,7 @@ def _outcome_text(outcome: EvaluateOutcome) -> str:
 
 
 def _paths_text(paths: Sequence[Path], out_dir: Path | str) -> str:
-    return "\n".join(
-        [f"reliability diagrams ({len(paths)}) in {out_dir}:", *[f"  {path}" for path in paths]]
-    )
+    return "\n".join([f"diagrams ({len(paths)}) in {out_dir}:", *[f"  {path}" for path in paths]])
 
 
 def _progress_printer() -> Callable[[str], None]:
@@ -182,12 +195,12 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--report",
         metavar="DIR",
-        help="also draw the reliability diagrams into DIR (as spark-calib report does)",
+        help="also draw the diagrams into DIR (as spark-calib report does)",
     )
     evaluate.set_defaults(command=evaluate_command)
 
     report = commands.add_parser(
-        "report", help="draw reliability diagrams (PNG) from the tables of one run date"
+        "report", help="draw the diagrams (PNG) from the tables of one run date"
     )
     _job_arguments(report)
     report.add_argument(
@@ -198,7 +211,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_REPORT_SLICES,
         metavar="N",
-        help=f"worst slices by ECE per model version (default {DEFAULT_REPORT_SLICES})",
+        help=f"worst slices per model version, by ECE (regression: by miscalibration area) "
+        f"(default {DEFAULT_REPORT_SLICES})",
     )
     report.set_defaults(command=report_command)
 
@@ -206,6 +220,7 @@ def _parser() -> argparse.ArgumentParser:
     demo_data.add_argument("--out", required=True, metavar="DIR", help="directory for the logs")
     demo_data.add_argument("--binary-rows", type=int, default=demo.DEFAULT_BINARY_ROWS)
     demo_data.add_argument("--multiclass-rows", type=int, default=demo.DEFAULT_MULTICLASS_ROWS)
+    demo_data.add_argument("--regression-rows", type=int, default=demo.DEFAULT_REGRESSION_ROWS)
     demo_data.add_argument("--seed", type=int, default=demo.DEFAULT_SEED)
     demo_data.add_argument(
         "--end-date", default=demo.DEFAULT_END_DATE.isoformat(), help="last event_date"

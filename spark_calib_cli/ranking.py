@@ -2,12 +2,15 @@
 
 "Worst" means the highest top-label ECE among slices with at least ``min_rows`` rows; below
 that a histogram ECE is mostly noise (its bias grows like sqrt(n_bins / n)), so a three-row
-slice would always win.
+slice would always win. For regression (no ECE) it means the largest miscalibration area of
+the predictive intervals, or the largest RMSE when the log has no std column.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_calib.constants import OVERALL_SLICE_NAME
@@ -19,6 +22,18 @@ DEFAULT_MIN_SLICE_ROWS = 500
 RANK = "rank"
 VALUE = "value"
 MEAN_CONFIDENCE = "mean_confidence"
+# Regression: metric name → overview column (a dot in a column name would need quoting).
+REGRESSION_OVERVIEW_METRICS = {
+    "mse": "mse",
+    "rmse": "rmse",
+    "mae": "mae",
+    "r2": "r2",
+    "gaussian_nll": "gaussian_nll",
+    "coverage_0.9": "coverage_0_9",
+    "miscalibration_area": "miscalibration_area",
+}
+# Worst first: by miscalibration area; without a std column it is null, then RMSE decides.
+REGRESSION_RANKING = ("miscalibration_area", "rmse")
 
 
 def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
@@ -59,19 +74,37 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
     )
 
 
+def regression_overview(metrics: DataFrame) -> DataFrame:
+    """One row per model version and slice of a regression run: the key, ``n``,
+    ``weight_sum`` and one double column per metric of ``REGRESSION_OVERVIEW_METRICS`` (named
+    by its value there; null when the run did not compute it)."""
+    long = metrics.where(F.col("class").isNull())
+    return long.groupBy(*KEY_COLUMNS).agg(
+        F.max("n").alias("n"),
+        F.max("weight_sum").alias("weight_sum"),
+        *[
+            F.max(F.when(F.col("metric") == F.lit(name), F.col(VALUE))).alias(column)
+            for name, column in REGRESSION_OVERVIEW_METRICS.items()
+        ],
+    )
+
+
 def worst_slices(
     overview: DataFrame,
     top: int = DEFAULT_TOP_SLICES,
     min_rows: int = DEFAULT_MIN_SLICE_ROWS,
+    by: Sequence[str] = ("ece",),
 ) -> DataFrame:
     """``overview`` narrowed to each model version's overall slice (``rank`` 0) and its ``top``
-    slices by ECE with ``n >= min_rows`` (``rank`` 1..top, worst first)."""
-    by_ece = Window.partitionBy("model_version").orderBy(
-        F.col("ece").desc_nulls_last(), F.col("slice_name"), F.col("slice_value")
+    slices with ``n >= min_rows`` (``rank`` 1..top, worst first): the largest value of the
+    first column of ``by``, ties and nulls broken by the next ones."""
+    order: list[Column] = [F.col(column).desc_nulls_last() for column in by]
+    worst_first = Window.partitionBy("model_version").orderBy(
+        *order, F.col("slice_name"), F.col("slice_value")
     )
     is_overall = F.col("slice_name") == F.lit(OVERALL_SLICE_NAME)
     ranked = overview.where(~is_overall & (F.col("n") >= F.lit(min_rows))).withColumn(
-        RANK, F.row_number().over(by_ece)
+        RANK, F.row_number().over(worst_first)
     )
     return (
         overview.where(is_overall)

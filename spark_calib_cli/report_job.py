@@ -1,4 +1,6 @@
-"""Read a run date's metrics and reliability tables and draw the reliability diagrams."""
+"""Read a run date's tables and draw its diagrams: reliability diagrams (and ROC curves when
+the run has a ``calibration_roc`` table) for classification, interval calibration diagrams for
+regression."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from spark_calib.config import Config
+from spark_calib.config import Config, OutputConfig
 from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
 from spark_calib.stats import schema as stats_schema
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import check_job_config
+from spark_calib_cli.evaluate_job import REGRESSION_TASK, check_job_config
 from spark_calib_cli.ranking import (
     DEFAULT_MIN_SLICE_ROWS,
     KEY_COLUMNS,
@@ -23,6 +25,8 @@ from spark_calib_cli.ranking import (
     worst_slices,
 )
 from spark_calib_cli.report import write_reliability_diagrams
+from spark_calib_cli.report_regression_job import run_regression_report
+from spark_calib_cli.report_roc_job import run_roc_report
 from spark_calib_cli.tables import METRICS_TABLE, RELIABILITY_TABLE
 from spark_calib_cli.write import read_partition, table_location
 
@@ -44,15 +48,31 @@ def run_report(
     top_slices: int = DEFAULT_REPORT_SLICES,
     min_slice_rows: int = DEFAULT_MIN_SLICE_ROWS,
 ) -> list[Path]:
-    """Write one PNG per model version (overall + the ``top_slices`` worst slices by ECE with at
-    least ``min_slice_rows`` rows) and return their paths.
+    """Write the run date's diagrams into ``out_dir`` and return their paths.
 
-    Only the chosen slices' top-label bins reach the driver, so the cost does not grow with
-    the number of slices. Raises ``MissingInputError`` when the tables or the run date's
-    partition are missing.
+    Classification: ``reliability_<model_version>.png`` (overall + the ``top_slices`` worst
+    slices by ECE with at least ``min_slice_rows`` rows), and ``roc_<model_version>.png``
+    when the run wrote ROC points. Regression: ``regression_calibration_<model_version>.png``
+    (overall + the worst slices by miscalibration area) when the log has a std column.
+
+    Only the chosen slices' rows reach the driver, so the cost does not grow with the number
+    of slices. Raises ``MissingInputError`` when the tables or the run date's partition are
+    missing.
     """
     _, output = check_job_config(config)
     metrics = read_partition(spark, output, METRICS_TABLE, run_date)
+    if config.task == REGRESSION_TASK:
+        if metrics.isEmpty():
+            raise _no_rows(output, run_date)
+        return run_regression_report(
+            spark,
+            output,
+            metrics,
+            run_date,
+            out_dir,
+            top_slices=top_slices,
+            min_slice_rows=min_slice_rows,
+        )
     reliability = read_partition(spark, output, RELIABILITY_TABLE, run_date).where(
         F.col("class").isNull()
     )
@@ -61,10 +81,7 @@ def run_report(
     )
     panels = cast(pd.DataFrame, chosen.select(*KEY_COLUMNS, RANK, "n", "ece", "mce").toPandas())
     if panels.empty:
-        raise MissingInputError(
-            f"{table_location(output, METRICS_TABLE)!r} has no rows for run_date {run_date}; "
-            f"run spark-calib evaluate for that date first"
-        )
+        raise _no_rows(output, run_date)
     # Null-safe keys: model_version is null when the config names no version column.
     on = [reliability[key].eqNullSafe(chosen[key]) for key in KEY_COLUMNS]
     bins = cast(
@@ -73,4 +90,12 @@ def run_report(
         .select(*KEY_COLUMNS, *BIN_COLUMNS)
         .toPandas(),
     )
-    return write_reliability_diagrams(bins, panels, out_dir, run_date=run_date.isoformat())
+    written = write_reliability_diagrams(bins, panels, out_dir, run_date=run_date.isoformat())
+    return written + run_roc_report(spark, output, metrics, run_date, out_dir)
+
+
+def _no_rows(output: OutputConfig, run_date: dt.date) -> MissingInputError:
+    return MissingInputError(
+        f"{table_location(output, METRICS_TABLE)!r} has no rows for run_date {run_date}; "
+        f"run spark-calib evaluate for that date first"
+    )

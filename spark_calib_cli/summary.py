@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
+from spark_calib_cli.console_table import render_table, show_metric
 from spark_calib_cli.ranking import RANK, slice_overview, worst_slices
 from spark_calib_cli.report.labels import slice_label
 
@@ -21,8 +22,8 @@ SUMMARY_COLUMNS = (
 )
 # |mean confidence − accuracy| from which a slice is called over- or under-confident.
 DIRECTION_MIN_GAP = 0.02
-NO_VALUE = "-"
 NO_MODEL_VERSION = "(all)"
+RANKED_BY_ECE = "ECE"
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class SummaryRow:
     rank: int
     n: int
     values: Mapping[str, float | None]
+    ranked_by: str = RANKED_BY_ECE
 
     @property
     def slice_label(self) -> str:
@@ -59,9 +61,12 @@ def collect_summary(
         )
         for row in rows
     ]
-    return sorted(
-        summary, key=lambda r: (r.model_version is not None, r.model_version or "", r.rank)
-    )
+    return in_print_order(summary)
+
+
+def in_print_order(rows: Sequence[SummaryRow]) -> list[SummaryRow]:
+    """Rows without a model version first, then by version, each version's rows by rank."""
+    return sorted(rows, key=lambda r: (r.model_version is not None, r.model_version or "", r.rank))
 
 
 def format_summary(rows: Sequence[SummaryRow]) -> str:
@@ -69,25 +74,27 @@ def format_summary(rows: Sequence[SummaryRow]) -> str:
     header = ["model_version", "slice", "n", *[title for _, title in SUMMARY_COLUMNS], ""]
     body = [
         [
-            row.model_version if row.model_version is not None else NO_MODEL_VERSION,
-            row.slice_label if row.rank == 0 else f"{row.slice_label}  (#{row.rank} by ECE)",
+            model_version_label(row),
+            ranked_slice_label(row),
             f"{row.n:,}",
-            *[_show_metric(row.values.get(column)) for column, _ in SUMMARY_COLUMNS],
+            *[show_metric(row.values.get(column)) for column, _ in SUMMARY_COLUMNS],
             direction(row.values.get("mean_confidence"), row.values.get("accuracy")),
         ]
         for row in rows
     ]
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    numeric = range(2, len(header) - 1)
+    return render_table(header, body, numeric=range(2, len(header) - 1))
 
-    def render(line: list[str]) -> str:
-        cells = [
-            cell.rjust(width) if index in numeric else cell.ljust(width)
-            for index, (cell, width) in enumerate(zip(line, widths, strict=True))
-        ]
-        return "  ".join(cells).rstrip()
 
-    return "\n".join([render(header), *[render(line) for line in body]])
+def model_version_label(row: SummaryRow) -> str:
+    """The model version, or ``(all)`` when the config names no model_version column."""
+    return row.model_version if row.model_version is not None else NO_MODEL_VERSION
+
+
+def ranked_slice_label(row: SummaryRow) -> str:
+    """``overall``, or the slice with its rank: ``country=BR  (#1 by ECE)``."""
+    if row.rank == 0:
+        return row.slice_label
+    return f"{row.slice_label}  (#{row.rank} by {row.ranked_by})"
 
 
 def direction(mean_confidence: float | None, accuracy: float | None) -> str:
@@ -100,7 +107,3 @@ def direction(mean_confidence: float | None, accuracy: float | None) -> str:
     if accuracy - mean_confidence >= DIRECTION_MIN_GAP:
         return "under-confident"
     return ""
-
-
-def _show_metric(value: float | None) -> str:
-    return NO_VALUE if value is None else f"{value:.4f}"

@@ -1,8 +1,13 @@
-"""The four output tables of a run: their names and the frames written to them.
+"""The output tables of a run: their names and the frames written to them.
 
 Every table gets the run's ``run_id`` and ``config_hash`` columns (and, when written, the
 ``run_date`` partition column). The invalid-rows table keeps the original row as a JSON string,
 so its schema is the same for every input and one table can hold several runs.
+
+Four tables are written by every run. The optional ones (``OPTIONAL_TABLES``) come from
+outputs of ``evaluate`` that exist only when their metric is requested (``confusion_matrix``,
+``threshold_metrics``, ``roc_curve``) or the task produces them (regression with a std or
+variance column); a run without them writes nothing to those tables.
 """
 
 from __future__ import annotations
@@ -18,6 +23,12 @@ METRICS_TABLE = "calibration_metrics"
 RELIABILITY_TABLE = "calibration_reliability"
 STATS_TABLE = "calibration_stats"
 INVALID_ROWS_TABLE = "calibration_invalid_rows"
+CONFUSION_TABLE = "calibration_confusion"
+THRESHOLDS_TABLE = "calibration_thresholds"
+ROC_TABLE = "calibration_roc"
+REGRESSION_TABLE = "calibration_regression"
+
+OPTIONAL_TABLES = (CONFUSION_TABLE, THRESHOLDS_TABLE, ROC_TABLE, REGRESSION_TABLE)
 
 RUN_ID = "run_id"
 CONFIG_HASH = "config_hash"
@@ -29,17 +40,30 @@ ROW_JSON = "row_json"
 def run_tables(
     result: EvaluationResult, config: Config, run_id: str, config_digest: str
 ) -> list[tuple[str, DataFrame]]:
-    """(table name, frame) for each output, in write order.
+    """(table name, frame) for each output of this run, in write order.
 
+    The optional tables come after the reliability table and only when ``result`` has them.
     Metrics go last, so a dashboard that sees a run's metrics can also find its other tables.
     """
     frames = [
         (INVALID_ROWS_TABLE, invalid_rows_frame(result.invalid, config)),
         (STATS_TABLE, result.stats),
         (RELIABILITY_TABLE, result.reliability),
+        *optional_frames(result),
         (METRICS_TABLE, result.metrics),
     ]
     return [(name, with_run_columns(frame, run_id, config_digest)) for name, frame in frames]
+
+
+def optional_frames(result: EvaluationResult) -> list[tuple[str, DataFrame]]:
+    """(table name, frame) of each optional output that ``result`` holds, in table order."""
+    frames = [
+        (CONFUSION_TABLE, result.confusion),
+        (THRESHOLDS_TABLE, result.thresholds),
+        (ROC_TABLE, result.roc),
+        (REGRESSION_TABLE, result.regression_calibration),
+    ]
+    return [(table, frame) for table, frame in frames if frame is not None]
 
 
 def with_run_columns(frame: DataFrame, run_id: str, config_digest: str) -> DataFrame:

@@ -59,6 +59,30 @@ def write_partition(
     return location
 
 
+def clear_partition(
+    spark: SparkSession, output: OutputConfig, table: str, run_date: dt.date
+) -> str | None:
+    """Empty the ``run_date`` partition of ``table`` if the table exists; return its location,
+    or None when there is no such table.
+
+    For an optional table that this run does not produce: a rerun of the date with a config
+    that no longer asks for it must not leave the first run's rows behind.
+    """
+    location = table_location(output, table)
+    existing = _existing_schema(spark, output, location)
+    if existing is None:
+        return None
+    columns = StructType([field for field in existing.fields if field.name != RUN_DATE])
+    empty = spark.createDataFrame([], columns)
+    if output.database is not None:
+        _insert_partition(spark, empty, output.database, location, existing, run_date)
+    else:
+        empty.write.mode("overwrite").format(OUTPUT_FORMAT).save(
+            _partition_path(location, run_date)
+        )
+    return location
+
+
 def read_partition(
     spark: SparkSession, output: OutputConfig, table: str, run_date: dt.date
 ) -> DataFrame:
@@ -76,6 +100,17 @@ def read_partition(
                 raise MissingInputError(f"output table {location!r} does not exist") from None
             raise
     return frame.where(F.col(RUN_DATE) == F.lit(run_date))
+
+
+def read_optional_partition(
+    spark: SparkSession, output: OutputConfig, table: str, run_date: dt.date
+) -> DataFrame | None:
+    """The rows of ``table`` for ``run_date``, or None when the table does not exist (an
+    optional output that no run of this job has produced)."""
+    try:
+        return read_partition(spark, output, table, run_date)
+    except MissingInputError:
+        return None
 
 
 def _insert_partition(

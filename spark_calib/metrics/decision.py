@@ -1,8 +1,8 @@
 """Statistics → decision metrics (confusion-based) and the ``confusion`` table.
 
 From the confusion cells W_jk (weight of rows with true class j predicted as k), per key:
-T_k = Σ_j W_kj... precisely T_k = Σ_j W_kj over predictions (true support), P_k = Σ_j W_jk
-(predicted), TP_k = W_kk, over L = the classes occurring as a true or predicted class.
+T_k = Σ_j W_kj (true support), P_k = Σ_j W_jk (predicted), TP_k = W_kk, over L = the classes
+occurring as a true or a predicted class.
 
 - precision_k = TP_k / P_k, recall_k = TP_k / T_k, f1_k = 2 TP_k / (P_k + T_k), each 0 when
   its denominator is 0 (scikit-learn's default zero_division); ``_macro`` = mean over L,
@@ -18,6 +18,8 @@ n, weight_sum (cells with n > 0 only).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -112,11 +114,11 @@ def _class_labels(config: Config, num_classes: int) -> list[str]:
     return [str(k) for k in range(num_classes)]
 
 
-def _class_weight_map(config: Config):  # type: ignore[no-untyped-def]
+def _class_weight_map(config: Config) -> Callable[[Column], Column]:
     """class label → c_k (1.0 for classes not listed)."""
     if not config.class_weights:
         return lambda label: F.lit(1.0)
-    labels = {}
+    labels: dict[str, float] = {}
     for key, weight in config.class_weights.items():
         index = config.class_position(key, None)
         label = config.class_names[index] if config.class_names is not None else str(index)
@@ -165,7 +167,7 @@ def _entry(class_label: Column, metric: str, value: Column) -> Column:
     )
 
 
-def _sum(classes: Column, value) -> Column:  # type: ignore[no-untyped-def]
+def _sum(classes: Column, value: Callable[[Column], Column]) -> Column:
     return F.aggregate(classes, F.lit(0.0), lambda acc, c: acc + value(c))
 
 
