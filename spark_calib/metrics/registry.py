@@ -136,6 +136,7 @@ METRICS: dict[str, MetricSpec] = {
         _spec("threshold_metrics", THRESHOLDS, BINARY, table=True),
         _spec("roc_auc", EXACT_RANKING, BINARY),
         _spec("pr_auc", EXACT_RANKING, BINARY),
+        _spec("roc_auc_ovr", EXACT_RANKING, frozenset({"multiclass"})),
         _spec("mse", REGRESSION, REGRESSION_TASK, default=True),
         _spec("rmse", REGRESSION, REGRESSION_TASK, default=True),
         _spec("mae", REGRESSION, REGRESSION_TASK, default=True),
@@ -206,5 +207,6 @@ def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
         score_bin=HISTOGRAM in needed,
         threshold_bin=THRESHOLDS in needed,
         cost=any(spec.name == "expected_misclassification_cost" for spec in specs),
-        exact_score=EXACT_RANKING in needed,
+        exact_score=EXACT_RANKING in needed and not any(s.name == "roc_auc_ovr" for s in specs),
+        exact_probs=any(spec.name == "roc_auc_ovr" for spec in specs),
     )

@@ -130,7 +130,7 @@ def _row_terms(
         BRIER: terms.brier,
         NLL: terms.nll if terms.nll is not None else F.lit(None).cast("double"),
     }
-    if needs.per_class:
+    if needs.per_class or needs.exact_probs:
         assert terms.probs is not None and terms.label is not None
         found[PROBS] = terms.probs
         found[LABEL] = terms.label

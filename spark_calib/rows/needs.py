@@ -13,7 +13,9 @@ class RowNeeds:
     per_class: one-vs-rest items per class (``_probs``, ``_label``); true_class /
     predicted_class: the confusion keys; score_bin: the binary score histogram bucket;
     threshold_bin: how many configured thresholds the score reaches; cost: the expected
-    misclassification cost term; exact_score: the raw binary score for the exact ranking pass.
+    misclassification cost term; exact_score: the raw binary score for the exact ranking pass;
+    exact_probs: ``_probs``/``_label`` for the exact one-vs-rest pass, without per-class items
+    in the aggregation.
     """
 
     per_class: bool = False
@@ -23,3 +25,4 @@ class RowNeeds:
     threshold_bin: bool = False
     cost: bool = False
     exact_score: bool = False
+    exact_probs: bool = False

@@ -159,9 +159,9 @@ def _public(
         stats.MODEL_VERSION: F.col(row.MODEL_VERSION),
         stats.SLICE_NAME: name,
         stats.SLICE_VALUE: value,
-        stats.CLASS: _class_label(config, F.col(CLASS_INDEX)),
-        stats.TRUE_CLASS: _class_label(config, present.get(stats.TRUE_CLASS)),
-        stats.PREDICTED_CLASS: _class_label(config, present.get(stats.PREDICTED_CLASS)),
+        stats.CLASS: class_label(config, F.col(CLASS_INDEX)),
+        stats.TRUE_CLASS: class_label(config, present.get(stats.TRUE_CLASS)),
+        stats.PREDICTED_CLASS: class_label(config, present.get(stats.PREDICTED_CLASS)),
         stats.BIN: present.get(stats.BIN, F.lit(None)).cast("int"),
         stats.SCORE_BIN: present.get(stats.SCORE_BIN, F.lit(None)).cast("int"),
         stats.THRESHOLD_BIN: present.get(stats.THRESHOLD_BIN, F.lit(None)).cast("int"),
@@ -173,7 +173,7 @@ def _public(
     return [columns[name].alias(name) for name in stats.STATS_COLUMNS]
 
 
-def _class_label(config: Config, index: Column | None) -> Column:
+def class_label(config: Config, index: Column | None) -> Column:
     """A class index as its name (``class_names``) or its decimal string; null stays null."""
     if index is None:
         return F.lit(None).cast("string")
