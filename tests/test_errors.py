@@ -21,7 +21,8 @@ BINARY = {"task": "binary", "columns": {"score": "s", "label": "y"}}
         ({"columns": {"score": "s"}}, "missing required config key 'task'"),
         (
             {"task": "binry", "columns": {}},
-            "config key 'task': Input should be 'binary', 'multiclass', 'top_label' or 'regression'",
+            "config key 'task': Input should be 'binary', 'multiclass', 'top_label' or "
+            "'regression'",
         ),
         (
             {**BINARY, "binning": {"n_bins": 0}},

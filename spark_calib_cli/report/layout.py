@@ -1,0 +1,99 @@
+"""What every report figure shares: one figure per model version, its file name, a grid of
+panels, and the metric format of the titles."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+PANELS_PER_ROW = 3
+DPI = 110
+NO_MODEL_VERSION = "all"
+UNSAFE_FILE_CHARACTERS = re.compile(r"[^A-Za-z0-9_.-]+")
+NO_VERSION_TITLE = "(no model_version column)"
+
+
+def group_by_model_version(
+    panels: pd.DataFrame,
+) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """The rows of ``panels`` grouped by ``model_version`` (None first, then by name), each
+    group sorted by ``rank`` (0 = overall first)."""
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for record in panels.to_dict("records"):
+        version = record["model_version"]
+        key = None if version is None or pd.isna(version) else str(version)
+        groups.setdefault(key, []).append(record)
+    ordered = sorted(groups.items(), key=lambda item: (item[0] is not None, item[0] or ""))
+    return [(version, sorted(rows, key=lambda p: int(p["rank"]))) for version, rows in ordered]
+
+
+def panel_grid(
+    count: int, panel_inches: tuple[float, float], min_width: float = 0.0
+) -> tuple[Figure, int, int]:
+    """A constrained-layout figure for ``count`` panels, at most ``PANELS_PER_ROW`` a row, and
+    its number of rows and columns. ``min_width`` (inches) leaves room for a figure title or
+    legend wider than one panel."""
+    columns = min(PANELS_PER_ROW, count)
+    rows = math.ceil(count / columns)
+    width = max(panel_inches[0] * columns, min_width)
+    figure = Figure(figsize=(width, panel_inches[1] * rows), layout="constrained")
+    return figure, rows, columns
+
+
+def version_title(version: str | None) -> str:
+    """The model version as shown in a figure title."""
+    return version if version is not None else NO_VERSION_TITLE
+
+
+def rows_of(frame: pd.DataFrame, panel: dict[str, Any]) -> pd.DataFrame:
+    """The rows of ``frame`` with the key of ``panel`` (model_version null-safe)."""
+    version = panel["model_version"]
+    same_version = (
+        frame["model_version"].isna()
+        if version is None or pd.isna(version)
+        else frame["model_version"] == version
+    )
+    mask = (
+        same_version
+        & (frame["slice_name"] == panel["slice_name"])
+        & (frame["slice_value"] == panel["slice_value"])
+    )
+    return frame[mask]
+
+
+def show_metric(value: Any, digits: int = 4) -> str:
+    """A metric for a title: ``n/a`` when missing."""
+    return "n/a" if value is None or pd.isna(value) else f"{float(value):.{digits}f}"
+
+
+def save_figure(
+    figure: Figure, out_dir: Path, stem: str, version: str | None, taken: list[Path]
+) -> Path:
+    """Save ``figure`` as ``<stem>_<version>.png`` in ``out_dir`` (a name not in ``taken``),
+    append the path to ``taken`` and return it."""
+    path = unused_path(out_dir / f"{stem}_{file_name_part(version)}.png", taken)
+    figure.savefig(path, dpi=DPI)
+    taken.append(path)
+    return path
+
+
+def file_name_part(version: str | None) -> str:
+    """The model version as a safe file name part (``all`` without a version column)."""
+    if version is None:
+        return NO_MODEL_VERSION
+    return UNSAFE_FILE_CHARACTERS.sub("_", version) or NO_MODEL_VERSION
+
+
+def unused_path(path: Path, taken: list[Path]) -> Path:
+    """``path``, or ``<stem>_2``, ``<stem>_3``, … when it is already taken."""
+    # Two versions can sanitise to one file name ("v/1" and "v_1"); keep both figures.
+    candidate, counter = path, 2
+    while candidate in taken:
+        candidate = path.with_name(f"{path.stem}_{counter}{path.suffix}")
+        counter += 1
+    return candidate

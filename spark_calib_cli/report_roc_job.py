@@ -1,0 +1,61 @@
+"""Read a binary run's ``calibration_roc`` table and draw the ROC and precision-recall curves
+of each model version's overall slice."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import cast
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_calib.config import OutputConfig
+from spark_calib.constants import OVERALL_SLICE_NAME
+from spark_calib_cli.ranking import KEY_COLUMNS, RANK, VALUE
+from spark_calib_cli.report.roc_figures import write_roc_curves
+from spark_calib_cli.tables import ROC_TABLE
+from spark_calib_cli.write import read_optional_partition
+
+AUC_METRICS = ("roc_auc", "roc_auc_binned", "pr_auc", "pr_auc_binned")
+POINT_COLUMNS = ("point", "threshold", "fpr", "tpr", "precision")
+
+
+def run_roc_report(
+    spark: SparkSession,
+    output: OutputConfig,
+    metrics: DataFrame,
+    run_date: dt.date,
+    out_dir: Path,
+) -> list[Path]:
+    """Write ``roc_<model_version>.png`` for each model version with ROC points in the run
+    date's ``calibration_roc`` partition and return the paths (none without that table)."""
+    points = read_optional_partition(spark, output, ROC_TABLE, run_date)
+    if points is None:
+        return []
+    is_overall = F.col("slice_name") == F.lit(OVERALL_SLICE_NAME)
+    overall = cast(
+        pd.DataFrame,
+        points.where(is_overall).select(*KEY_COLUMNS, *POINT_COLUMNS).toPandas(),
+    )
+    if overall.empty:
+        return []
+    return write_roc_curves(
+        overall, _overall_summary(metrics), out_dir, run_date=run_date.isoformat()
+    )
+
+
+def _overall_summary(metrics: DataFrame) -> pd.DataFrame:
+    """Per model version: the overall key, rank 0, n and the AUC metrics (null when absent)."""
+    overall = metrics.where(
+        (F.col("slice_name") == F.lit(OVERALL_SLICE_NAME)) & F.col("class").isNull()
+    )
+    summary = overall.groupBy(*KEY_COLUMNS).agg(
+        F.max("n").alias("n"),
+        *[
+            F.max(F.when(F.col("metric") == F.lit(name), F.col(VALUE))).alias(name)
+            for name in AUC_METRICS
+        ],
+    )
+    return cast(pd.DataFrame, summary.withColumn(RANK, F.lit(0)).toPandas())
