@@ -50,10 +50,10 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     rows = canonical_rows(df, cfg, types, num_classes, needs)
     strategy = choose_strategy(cfg)
     frames = aggregate_stats(rows, cfg, needs.per_class, strategy)
-    cached: tuple[DataFrame, ...] = (frames.primary.persist(StorageLevel.MEMORY_AND_DISK),)
-    if frames.stats is not frames.primary:
-        cached += (frames.stats.persist(StorageLevel.MEMORY_AND_DISK),)
-    stats_df = cached[-1]
+    # Only the public statistics are cached: every output reads them, and under finest_grain
+    # they are derived from the fine table within the same plan.
+    stats_df = frames.stats.persist(StorageLevel.MEMORY_AND_DISK)
+    cached: tuple[DataFrame, ...] = (stats_df,)
     counts = _row_counts(stats_df, slice_name(cfg.slices[0]))
     n_rows = sum(counts.values())
     invalid_counts = {reason: n for reason, n in counts.items() if reason is not None}

@@ -30,6 +30,7 @@ MIN_LOCAL_SHUFFLE_PARTITIONS = 4
 # Every date the job derives (the run date, the date of a timestamp in the window filter) is a
 # UTC date, whatever the machine's zone.
 SESSION_TIME_ZONE = "UTC"
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 
 
 def build_session(
@@ -49,7 +50,8 @@ def build_session(
 
     Raises ``JavaNotFoundError`` before trying when a local JVM is needed and there is none.
     """
-    if master is not None and master.startswith(SPARK_CONNECT_SCHEME):
+    remote = master is not None and master.startswith(SPARK_CONNECT_SCHEME)
+    if remote:
         builder = SparkSession.builder.remote(master).appName(APP_NAME)
     elif master is None and _under_spark_submit():
         builder = SparkSession.builder.appName(APP_NAME)
@@ -58,6 +60,11 @@ def build_session(
         builder = SparkSession.builder.master(master or EMBEDDED_MASTER).appName(APP_NAME)
         if (master or EMBEDDED_MASTER).startswith("local"):
             builder = _embedded(builder, Path.cwd(), verbose=verbose)
+    if not remote:
+        # Classic PySpark 4 records the Python call site of every Column function in the JVM
+        # (about five extra round trips per call); evaluate builds a few thousand Column
+        # expressions, so this alone costs seconds per run. Spark Connect captures it locally.
+        builder = builder.config(DATAFRAME_DEBUGGING, "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

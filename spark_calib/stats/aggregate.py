@@ -7,10 +7,11 @@ contributes one item per class k with confidence p_k and correct [y = k] (one-vs
 the only place the probability array is exploded.
 
 Slice sets: ``finest_grain`` groups once by every slice column and re-aggregates each set from
-that table; ``grouping_sets`` copies each item once per slice set (an ``inline`` of one struct
-per set, the same work as Spark's GROUPING SETS Expand) and groups once. The copy is written as
-a generator rather than ``groupingSets`` because Spark does not match a cached GROUPING SETS
-plan inside a self-union, so outputs built from several views of the statistics would rescan.
+that small table (one copy of each of its rows per set, one grouping); ``grouping_sets`` copies
+each input item once per slice set (an ``inline`` of one struct per set, the same work as
+Spark's GROUPING SETS Expand) and groups once. The copy is written as a generator rather than
+``groupingSets`` because Spark does not match a cached GROUPING SETS plan inside a self-union,
+so outputs built from several views of the statistics would rescan.
 """
 
 from __future__ import annotations
@@ -69,24 +70,19 @@ def aggregate_stats(
     keys = [name for name in INDEX_KEYS if name in rows.columns]
     items = _class_items(rows, config, keys, terms) if with_classes else _top_items(rows)
     all_slices = [row.slice_key(i) for i in range(len(config.slice_columns()))]
-    positions = {name: i for i, name in enumerate(config.slice_columns())}
-    slice_sets = [[row.slice_key(positions[name]) for name in cols] for cols in config.slices]
     group = [row.REASON, row.MODEL_VERSION, CLASS_INDEX, *keys]
     sums = _sums(terms, config.task == "regression")
     measures = [column.alias(name) for name, column in sums.items()]
     if strategy == FINEST_GRAIN:
         fine = items.groupBy(*group, *all_slices).agg(*measures)
+        # The slice sets are re-aggregated from the small fine table the same way grouping_sets
+        # treats the input: one copy per set and one grouping, so one shuffle of a few
+        # thousand rows instead of one per set plus a union.
+        copied = copy_per_slice_set(fine, config)
         resums = [F.sum(name).alias(name) for name in sums]
-        per_set = [
-            fine.groupBy(*group, *set_keys)
-            .agg(*resums)
-            .select(*_public(config, keys, sums, F.lit(slice_name(cols)), _value(set_keys)))
-            for cols, set_keys in zip(config.slices, slice_sets, strict=True)
-        ]
-        combined = per_set[0]
-        for frame in per_set[1:]:
-            combined = combined.unionByName(frame)
-        return StatsFrames(primary=fine, stats=combined)
+        regrouped = copied.frame.groupBy(SLICE_SET, *group, *all_slices).agg(*resums)
+        public = regrouped.select(*_public(config, keys, sums, copied.name, copied.value))
+        return StatsFrames(primary=fine, stats=public)
     copied = copy_per_slice_set(items, config)
     grouped = copied.frame.groupBy(SLICE_SET, *group, *all_slices).agg(*measures)
     public = grouped.select(*_public(config, keys, sums, copied.name, copied.value))
