@@ -48,11 +48,10 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     _check_class_config(cfg, num_classes)
     needs = row_needs(specs)
     rows = canonical_rows(df, cfg, types, num_classes, needs)
-    strategy = choose_strategy(cfg)
-    frames = aggregate_stats(rows, cfg, needs.per_class, strategy)
-    # Only the public statistics are cached: every output reads them, and under finest_grain
-    # they are derived from the fine table within the same plan.
-    stats_df = frames.stats.persist(StorageLevel.MEMORY_AND_DISK)
+    plan = choose_strategy(cfg)
+    stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
     cached: tuple[DataFrame, ...] = (stats_df,)
     counts = _row_counts(stats_df, slice_name(cfg.slices[0]))
     n_rows = sum(counts.values())
@@ -71,7 +70,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         invalid=_invalid_rows(df, cfg, types, num_classes, any_invalid=n_invalid > 0),
         n_rows=n_rows,
         invalid_counts=invalid_counts,
-        strategy=strategy,
+        strategy=plan.name,
         num_classes=num_classes,
         config=cfg,
         confusion=confusion_from_stats(stats_df) if "confusion_matrix" in names else None,

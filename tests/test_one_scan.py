@@ -58,6 +58,8 @@ def write_input(spark: SparkSession, path: Path, with_invalid: bool) -> None:
         (F.col("id") % 2).cast("int").alias("y"),
         (F.col("id") % 3).cast("string").alias("g"),
         (F.col("id") % 5).cast("string").alias("h"),
+        (F.col("id") % 7).cast("string").alias("a"),
+        (F.col("id") % 2 == 0).alias("b"),
         F.lit("v1").alias("mv"),
     )
     if with_invalid:
@@ -138,15 +140,27 @@ def test_plans_read_the_cached_statistics(spark: SparkSession, tmp_path: Path) -
     result.unpersist()
 
 
-def test_strategies_agree(spark: SparkSession, tmp_path: Path) -> None:
-    """finest_grain and grouping_sets give the same statistics, row for row."""
+# Six slice sets over four slice columns: auto packs them into the covering groups {g, h, a}
+# and {b} (tests/test_strategy.py), finest_grain into one group, grouping_sets into six.
+WIDE_SLICES = [[], ["g"], ["h"], ["a"], ["b"], ["g", "h"]]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "plan_name"), [("finest_grain", "finest_grain"), ("auto", "covering_groups")]
+)
+def test_strategies_agree(
+    spark: SparkSession, tmp_path: Path, strategy: str, plan_name: str
+) -> None:
+    """finest_grain and auto's covering groups give the statistics of grouping_sets (one group
+    per slice set, the reference), row for row."""
     path = tmp_path / "log"
     write_input(spark, path, with_invalid=True)
     df = spark.read.parquet(str(path))
-    frames = [
-        evaluate(df, {**ALL_FAMILIES, "slice_strategy": strategy}).stats
-        for strategy in ("finest_grain", "grouping_sets")
+    config = {**ALL_FAMILIES, "slices": WIDE_SLICES}
+    results = [
+        evaluate(df, {**config, "slice_strategy": name}) for name in (strategy, "grouping_sets")
     ]
+    assert [result.strategy for result in results] == [plan_name, "grouping_sets"]
     key = [
         "model_version",
         "slice_name",
@@ -156,12 +170,15 @@ def test_strategies_agree(spark: SparkSession, tmp_path: Path) -> None:
         "predicted_class",
         "bin",
         "score_bin",
+        "threshold_bin",
         "reason",
     ]
     rows = [
-        sorted(frame.collect(), key=lambda r: tuple(str(r[k]) for k in key)) for frame in frames
+        sorted(result.stats.collect(), key=lambda r: tuple(str(r[k]) for k in key))
+        for result in results
     ]
     assert len(rows[0]) == len(rows[1]) > 0
+    assert {r.slice_name for r in rows[0]} == {"overall", "g", "h", "a", "b", "g,h"}
     for left, right in zip(*rows, strict=True):
         assert [left[k] for k in key] == [right[k] for k in key]
         assert left.n == right.n
@@ -172,6 +189,8 @@ def test_strategies_agree(spark: SparkSession, tmp_path: Path) -> None:
             "sum_weight_cost",
         ]:
             assert left[column] == pytest.approx(right[column], abs=1e-9)
+    for result in results:
+        result.unpersist()
 
 
 def test_exact_ranking_is_the_one_extra_pass(spark: SparkSession, tmp_path: Path) -> None:

@@ -27,7 +27,12 @@ from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SU
 from spark_calib.metrics.registry import MetricSpec
 from spark_calib.rows import canonical as row
 from spark_calib.stats import schema as stats
-from spark_calib.stats.aggregate import SLICE_SET, class_label, copy_per_slice_set
+from spark_calib.stats.aggregate import (
+    SLICE_SET,
+    class_label,
+    copy_per_slice_set,
+    slice_set_labels,
+)
 
 CLASS_INDEX = "_class"
 
@@ -36,6 +41,7 @@ def exact_ranking_metrics(rows: DataFrame, config: Config, specs: list[MetricSpe
     """roc_auc, pr_auc and roc_auc_ovr rows per key, from the canonical rows."""
     valid = rows.where(F.col(row.REASON).isNull())
     copied = copy_per_slice_set(valid, config)
+    labels = slice_set_labels(config)
     slices = [row.slice_key(i) for i in range(len(config.slice_columns()))]
     key = [SLICE_SET, row.MODEL_VERSION, *slices]
     if config.task == "multiclass":
@@ -47,7 +53,7 @@ def exact_ranking_metrics(rows: DataFrame, config: Config, specs: list[MetricSpe
                 (k == F.col(row.LABEL)).alias("_positive"),
             ),
         )
-        items = copied.frame.select(*key, row.WEIGHT, F.inline(per_class))
+        items = copied.select(*key, row.WEIGHT, F.inline(per_class))
         per_class_key = _areas(items, [*key, CLASS_INDEX])
         value = F.when(
             (F.col("_p") > 0.0) & (F.col("_n_neg") > 0.0),
@@ -72,8 +78,8 @@ def exact_ranking_metrics(rows: DataFrame, config: Config, specs: list[MetricSpe
             F.transform(F.col("_classes"), lambda c: _entry(c[stats.CLASS], c[VALUE])),
             F.array(_entry(F.lit(None), macro)),
         )
-        return _finish(entries, copied.name, copied.value, rows_out)
-    items = copied.frame.select(
+        return _finish(entries, labels.name, labels.value, rows_out)
+    items = copied.select(
         *key, row.WEIGHT, row.SCORE, (F.col(row.TRUE_CLASS) == 1).alias("_positive")
     )
     per_key = _areas(items, key).withColumn("_w", F.col("_p") + F.col("_n_neg"))
@@ -84,7 +90,7 @@ def exact_ranking_metrics(rows: DataFrame, config: Config, specs: list[MetricSpe
     }
     named = [spec for spec in specs if spec.name in values]
     rows_out = F.array(*[_entry(F.lit(None), values[spec.name], spec.name) for spec in named])
-    return _finish(per_key, copied.name, copied.value, rows_out)
+    return _finish(per_key, labels.name, labels.value, rows_out)
 
 
 def _areas(items: DataFrame, key: list[str]) -> DataFrame:

@@ -16,6 +16,7 @@ so outputs built from several views of the statistics would rescan.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -26,10 +27,11 @@ from spark_calib.rows import canonical as row
 from spark_calib.rows.binning import bin_index
 from spark_calib.slices import slice_name, slice_value_expression
 from spark_calib.stats import schema as stats
-from spark_calib.stats.strategy import FINEST_GRAIN
+from spark_calib.stats.strategy import GROUPING_SETS, SlicePlan
 
 CLASS_INDEX = "_class"
 SLICE_SET = "_slice_set"
+GROUP = "_group"
 
 # Canonical term column → the statistics column holding Σ w·term.
 TERM_SUMS = {
@@ -53,80 +55,112 @@ INDEX_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class StatsFrames:
-    """``primary`` is the one aggregation over the input; ``stats`` is the public table derived
-    from it (the same frame under grouping_sets)."""
-
-    primary: DataFrame
-    stats: DataFrame
-
-
 def aggregate_stats(
-    rows: DataFrame, config: Config, with_classes: bool, strategy: str
-) -> StatsFrames:
-    """Aggregate canonical rows into statistics for every slice set of ``config.slices``."""
+    rows: DataFrame, config: Config, with_classes: bool, plan: SlicePlan
+) -> DataFrame:
+    """Aggregate canonical rows into the public statistics table for every slice set of
+    ``config.slices``, grouped as ``plan`` says (``spark_calib.stats.strategy``)."""
     terms = [name for name in TERM_SUMS if name in rows.columns]
     keys = [name for name in INDEX_KEYS if name in rows.columns]
     items = _class_items(rows, config, keys, terms) if with_classes else _top_items(rows)
-    all_slices = [row.slice_key(i) for i in range(len(config.slice_columns()))]
+    all_slices = _slice_keys(config)
     group = [row.REASON, row.MODEL_VERSION, CLASS_INDEX, *keys]
     sums = _sums(terms, config.task == "regression")
     measures = [column.alias(name) for name, column in sums.items()]
-    if strategy == FINEST_GRAIN:
-        fine = items.groupBy(*group, *all_slices).agg(*measures)
-        # The slice sets are re-aggregated from the small fine table the same way grouping_sets
-        # treats the input: one copy per set and one grouping, so one shuffle of a few
-        # thousand rows instead of one per set plus a union.
-        copied = copy_per_slice_set(fine, config)
+    set_keys = [_keys_of(config, cols) for cols in config.slices]
+    labels = slice_set_labels(config)
+    if len(plan.groups) == 1:
+        fine = items.groupBy(*group, *all_slices).agg(*measures).withColumn(GROUP, F.lit(0))
+    else:
+        group_keys = [_keys_of(config, cols) for cols in plan.groups]
+        copied = _copies(items, GROUP, group_keys, all_slices)
+        fine = copied.groupBy(GROUP, *group, *all_slices).agg(*measures)
+    if plan.name == GROUPING_SETS or len(config.slices) == 1:
+        # Every set is its own group: the groups' table is already the statistics table.
+        public = fine.withColumnRenamed(GROUP, SLICE_SET)
+    else:
+        # Each set is re-aggregated from its group's small table: one copy of a group's row per
+        # set it covers and one grouping, so one shuffle of a few thousand rows.
+        copied = _copies(fine, SLICE_SET, set_keys, all_slices, source=plan.set_group)
         resums = [F.sum(name).alias(name) for name in sums]
-        regrouped = copied.frame.groupBy(SLICE_SET, *group, *all_slices).agg(*resums)
-        public = regrouped.select(*_public(config, keys, sums, copied.name, copied.value))
-        return StatsFrames(primary=fine, stats=public)
-    copied = copy_per_slice_set(items, config)
-    grouped = copied.frame.groupBy(SLICE_SET, *group, *all_slices).agg(*measures)
-    public = grouped.select(*_public(config, keys, sums, copied.name, copied.value))
-    return StatsFrames(primary=public, stats=public)
+        public = copied.groupBy(SLICE_SET, *group, *all_slices).agg(*resums)
+    return public.select(*_public(config, keys, sums, labels.name, labels.value))
 
 
 @dataclass(frozen=True)
-class SliceSetCopies:
-    """Rows copied once per slice set: ``frame`` has ``_slice_set`` (the set's index) and the
-    slice keys, null where the set does not use them; ``name``/``value`` are the set's
-    slice_name and slice_value as Columns over ``frame``'s (grouped) columns."""
+class SliceSetLabels:
+    """A slice set's ``slice_name`` and ``slice_value`` as Columns over a frame with the
+    ``_slice_set`` index and the slice keys."""
 
-    frame: DataFrame
     name: Column
     value: Column
 
 
-def copy_per_slice_set(rows: DataFrame, config: Config) -> SliceSetCopies:
-    """Copy each row once per slice set (an ``inline`` of one struct per set)."""
-    all_slices = [row.slice_key(i) for i in range(len(config.slice_columns()))]
-    positions = {name: i for i, name in enumerate(config.slice_columns())}
-    slice_sets = [[row.slice_key(positions[name]) for name in cols] for cols in config.slices]
-    types = {field.name: field.dataType for field in rows.schema.fields}
-    copies = F.array(
-        *[
-            F.struct(
-                F.lit(index).alias(SLICE_SET),
-                *[
-                    (F.col(key) if key in set_keys else F.lit(None).cast(types[key])).alias(key)
-                    for key in all_slices
-                ],
-            )
-            for index, set_keys in enumerate(slice_sets)
-        ]
-    )
-    other = [name for name in rows.columns if name not in all_slices]
+def slice_set_labels(config: Config) -> SliceSetLabels:
+    """slice_name and slice_value of the set whose index is in ``_slice_set``."""
     name_expr: Column | None = None
     value_expr: Column | None = None
-    for index, (cols, set_keys) in enumerate(zip(config.slices, slice_sets, strict=True)):
+    for index, cols in enumerate(config.slices):
         is_set = F.col(SLICE_SET) == index
         name_expr = (F if name_expr is None else name_expr).when(is_set, slice_name(cols))
-        value_expr = (F if value_expr is None else value_expr).when(is_set, _value(set_keys))
+        value_expr = (F if value_expr is None else value_expr).when(
+            is_set, _value(_keys_of(config, cols))
+        )
     assert name_expr is not None and value_expr is not None
-    return SliceSetCopies(rows.select(*other, F.inline(copies)), name_expr, value_expr)
+    return SliceSetLabels(name_expr, value_expr)
+
+
+def copy_per_slice_set(rows: DataFrame, config: Config) -> DataFrame:
+    """Copy each row once per slice set (an ``inline`` of one struct per set): the result has
+    ``_slice_set`` (the set's index) and the slice keys, null where the set does not use them."""
+    sets = [_keys_of(config, cols) for cols in config.slices]
+    return _copies(rows, SLICE_SET, sets, _slice_keys(config))
+
+
+def _copies(
+    frame: DataFrame,
+    index_column: str,
+    targets: list[list[str]],
+    all_slices: list[str],
+    source: tuple[int, ...] | None = None,
+) -> DataFrame:
+    """One row per target t (``index_column`` = t) with the slice keys outside ``targets[t]``
+    set to null. With ``source``, a row of covering group g (``_group``) is copied only to the
+    targets t with ``source[t]`` = g."""
+    types = {field.name: field.dataType for field in frame.schema.fields}
+
+    def copy(index: int, kept: list[str]) -> Column:
+        return F.struct(
+            F.lit(index).alias(index_column),
+            *[
+                (F.col(key) if key in kept else F.lit(None).cast(types[key])).alias(key)
+                for key in all_slices
+            ],
+        )
+
+    if source is None:
+        copies = F.array(*[copy(index, kept) for index, kept in enumerate(targets)])
+    else:
+        by_group: dict[int, list[Column]] = {}
+        for index, kept in enumerate(targets):
+            by_group.setdefault(source[index], []).append(copy(index, kept))
+        chain: Column | None = None
+        for group_index, structs in by_group.items():
+            is_group = F.col(GROUP) == group_index
+            chain = (F if chain is None else chain).when(is_group, F.array(*structs))
+        assert chain is not None
+        copies = chain
+    other = [name for name in frame.columns if name not in all_slices and name != GROUP]
+    return frame.select(*other, F.inline(copies))
+
+
+def _slice_keys(config: Config) -> list[str]:
+    return [row.slice_key(i) for i in range(len(config.slice_columns()))]
+
+
+def _keys_of(config: Config, columns: Sequence[str]) -> list[str]:
+    positions = {name: i for i, name in enumerate(config.slice_columns())}
+    return [row.slice_key(positions[name]) for name in columns]
 
 
 def _value(keys: list[str]) -> Column:
