@@ -2,6 +2,9 @@
 #   make demo   set up .venv, generate the seeded demo logs, run the three jobs, draw the diagrams
 #   make test   set up .venv and run the whole test suite (what CI runs)
 #   make lint   ruff and mypy
+#   make bench  time spark_calib against its scan floor, MLlib and pandas on BENCH_ROWS seeded rows
+#               (long: logs are generated into bench/data/ once; results go to bench/results/ and
+#               docs/benchmarks.md)
 # Needs Python >= 3.10 and a Java 17 runtime; everything else is installed into .venv/.
 
 PYTHON ?= python3
@@ -9,13 +12,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PYTEST_ARGS ?=
+BENCH_ROWS ?= 20000000
 
 DEMO_DIR := demo_output
 DEMO_LOGS := $(DEMO_DIR)/logs
 DEMO_RUN_DATE := 2024-06-30
 JAVA := $(or $(if $(JAVA_HOME),$(wildcard $(JAVA_HOME)/bin/java)),$(shell command -v java 2>/dev/null))
 
-.PHONY: demo test lint venv java clean-demo
+.PHONY: demo test lint bench venv java clean-demo
 
 venv: $(INSTALLED)
 
@@ -52,6 +56,9 @@ clean-demo:
 
 test: java $(INSTALLED)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+bench: java $(INSTALLED)
+	$(BIN)/python -m bench.run --rows $(BENCH_ROWS) --task binary
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

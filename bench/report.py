@@ -1,0 +1,220 @@
+"""Write the results dict as JSON and render it as ``docs/benchmarks.md``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.cases import ECE_DIFF_KEY, ECE_OK_KEY, ECE_TOLERANCE_KEY, SCAN_FLOOR
+
+MIB = 1024 * 1024
+
+
+def write_json(results: dict[str, Any], out_dir: Path) -> Path:
+    """``<out_dir>/<date>.json`` (a later run of the same day replaces it)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{results['date']}.json"
+    path.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n")
+    return path
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 100 else f"{value:,.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value).replace("|", "\\|")
+
+
+def _times(values: Sequence[float]) -> str:
+    return ", ".join(f"{value:.2f}" for value in values)
+
+
+def _config_summary(cfg: dict[str, Any]) -> str:
+    slices = "; ".join("[" + ", ".join(s) + "]" for s in cfg["slices"])
+    metrics = ", ".join(cfg.get("metrics", ["defaults"]))
+    strategy = cfg.get("slice_strategy", "auto")
+    return f"slices {slices} · metrics {metrics} · slice_strategy {strategy}"
+
+
+def _case(name: str, case: dict[str, Any]) -> list[str]:
+    lines = [f"### {name}", ""]
+    if "same_as" in case:
+        return [*lines, f"The same config as `{case['same_as']}`, measured once there.", ""]
+    lines.append(
+        f"{case['task']} log, {case['rows']:,} rows; scan columns: "
+        + ", ".join(f"`{c}`" for c in case["scan_columns"])
+        + "."
+    )
+    lines.append("")
+    for variant, cfg in case["configs"].items():
+        lines.append(f"- `{variant}`: {_config_summary(cfg)}")
+    lines.append("")
+    ratios = case["ratios"]
+    rows = []
+    for variant, entry in case["variants"].items():
+        notes = list(entry.get("notes", []))
+        if entry.get("strategy"):
+            notes.append(f"strategy {entry['strategy']}")
+        if entry.get("extrapolated"):
+            notes.append(
+                f"extrapolated from {entry['measured_passes_per_run']} measured passes "
+                f"(wall {entry['measured_wall_median_s']:.2f} s) to "
+                f"{entry['passes_full_slice_list']} passes"
+            )
+        rows.append(
+            [
+                f"`{variant}`",
+                entry["median_s"],
+                _times(entry["timings_s"]),
+                ratios.get(f"{variant}/{SCAN_FLOOR}") if variant != SCAN_FLOOR else 1.0,
+                "; ".join(notes),
+            ]
+        )
+    lines += _table(["variant", "median s", "runs s", "× scan floor", "notes"], rows)
+    others = {k: v for k, v in ratios.items() if not k.endswith(f"/{SCAN_FLOOR}")}
+    if others:
+        lines += ["Ratios: " + ", ".join(f"{k} = {_cell(v)}" for k, v in others.items()), ""]
+    checks = case.get("checks", {})
+    if ECE_DIFF_KEY in checks:
+        verdict = "ok" if checks[ECE_OK_KEY] else "MISMATCH"
+        lines += [
+            f"Check: max over model versions of |overall ECE (pandas) − ECE (spark_calib)| = "
+            f"{checks[ECE_DIFF_KEY]:.2g} (tolerance {checks[ECE_TOLERANCE_KEY]:g}): {verdict}.",
+            "",
+        ]
+    lines += [f"Note: {note}" for note in case.get("notes", [])]
+    return [*lines, ""] if case.get("notes") else lines
+
+
+def _machine(results: dict[str, Any]) -> list[str]:
+    machine = results["machine"]
+    rows = [[key, str(value)] for key, value in machine.items() if key != "total_ram_bytes"]
+    rows += [[key, str(value)] for key, value in results["settings"]["spark"].items()]
+    return _table(["", ""], rows)
+
+
+def _targets(results: dict[str, Any]) -> list[str]:
+    rows = [
+        [t["target"], t.get("measured"), t["status"], t.get("note", "")] for t in results["targets"]
+    ]
+    return _table(["target", "measured", "status", "note"], rows)
+
+
+def _scaling(results: dict[str, Any]) -> list[str]:
+    scaling = results.get("scaling")
+    if not scaling or not scaling.get("points"):
+        return ["Not measured.", ""]
+    rows = [
+        [
+            p["rows"],
+            p["scan_floor_s"],
+            p["scan_floor_s_per_million_rows"],
+            p["scan_floor_ratio_to_linear"],
+            p["spark_calib_s"],
+            p["spark_calib_s_per_million_rows"],
+            p["spark_calib_ratio_to_linear"],
+            p["source"],
+        ]
+        for p in scaling["points"]
+    ]
+    header = [
+        "rows",
+        "scan floor s",
+        "s / M rows",
+        "vs linear",
+        "spark_calib s",
+        "s / M rows",
+        "vs linear",
+        "source",
+    ]
+    intro = (
+        f'Config `{scaling["config"]}`. "vs linear" is t(n)/n ÷ t(n₀)/n₀ for the smallest n₀: '
+        "1.00 is linear, above 1 worse than linear."
+    )
+    return [intro, "", *_table(header, rows)]
+
+
+def _mib(value: int | None) -> str:
+    return f"{value / MIB:,.0f} MiB" if value else "—"
+
+
+def _memory(results: dict[str, Any]) -> list[str]:
+    memory = results.get("memory") or {}
+    lines = [
+        f"- Driver JVM peak RSS (VmHWM): {_mib(memory.get('driver_jvm_peak_rss_bytes'))} "
+        f"(max heap {memory.get('driver_jvm_max_heap_mib')} MiB, "
+        f"spark.driver.memory {results['settings']['driver_memory']})",
+        f"- Python peak RSS (ru_maxrss): {_mib(memory.get('python_peak_rss_bytes'))}",
+    ]
+    low = results.get("low_memory")
+    if low:
+        if low.get("ok"):
+            lines.append(
+                f"- With spark.driver.memory {low['driver_memory']}: the typical config on "
+                f"{low['rows']:,} rows evaluated in {low['seconds']:.2f} s (one cold run), "
+                f"driver JVM peak RSS {_mib(low.get('driver_jvm_peak_rss_bytes'))}"
+            )
+        else:
+            lines.append(
+                f"- With spark.driver.memory {low['driver_memory']} on {low['rows']:,} rows: "
+                f"FAILED ({low.get('error', 'unknown error')})"
+            )
+    return [*lines, ""]
+
+
+def _method(settings: dict[str, Any]) -> str:
+    warmup = "after one warm-up run" if settings.get("warmup", True) else "WITHOUT warm-up runs"
+    return (
+        f"Median of {settings['repeats']} timed runs per variant {warmup}; within each round "
+        "the variants alternate. Seconds are wall-clock."
+    )
+
+
+def render_markdown(results: dict[str, Any], json_path: Path | None = None) -> str:
+    """The whole benchmarks page."""
+    source = f" (raw results: `{json_path}`)" if json_path is not None else ""
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Generated by `bench.run` on {results['date']}{source}; rerun `make bench` rather than "
+        "editing this page.",
+        "",
+        "## Command",
+        "",
+        "```text",
+        results["command"],
+        "```",
+        "",
+        "## Machine",
+        "",
+        *_machine(results),
+        "## Targets",
+        "",
+        *_targets(results),
+        "## Cases",
+        "",
+        _method(results["settings"]),
+        "",
+    ]
+    for name, case in results["cases"].items():
+        lines += _case(name, case)
+    lines += ["## Scaling", "", *_scaling(results), "## Memory", "", *_memory(results)]
+    lines += ["## Notes", "", *[f"- {note}" for note in results["notes"]], ""]
+    return "\n".join(lines)
+
+
+def write_docs(results: dict[str, Any], path: Path, json_path: Path | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_markdown(results, json_path))
+    return path

@@ -1,0 +1,315 @@
+"""``python -m bench.run``: time spark_calib against its scan floor, MLlib and pandas.
+
+Every case runs in one Spark session: one warm-up run per variant, then ``repeats`` rounds with
+the variants alternating; the median is reported (see ``bench.timing``). The results go to
+``<out>/<YYYY-MM-DD>.json`` and are rendered as ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shlex
+import sys
+import tempfile
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from bench import configs as C
+from bench.cases import (
+    MLLIB,
+    PANDAS,
+    SPARK_CALIB,
+    Baselines,
+    Context,
+    run_case,
+    scaling_point,
+    with_linearity,
+)
+from bench.generate import DEFAULT_SEED
+from bench.low_memory import check as check_low_memory
+from bench.machine import describe, memory
+from bench.report import write_docs, write_json
+from bench.session import DEFAULT_DRIVER_MEMORY, build_session, spark_settings
+from bench.targets import evaluate_targets
+from bench.timing import Progress
+
+DEFAULT_ROWS = 20_000_000
+DEFAULT_REPEATS = 3
+DEFAULT_SCALING = (1_000_000, 5_000_000, 20_000_000, 50_000_000)
+DEFAULT_OUT = Path("bench/results")
+DEFAULT_DOCS = Path("docs/benchmarks.md")
+DEFAULT_CACHE = Path("bench/data")
+DEFAULT_LOW_MEMORY = "1g"
+# pandas holds the needed columns and the per-row terms of the whole log in memory at once.
+PANDAS_MAX_ROWS = 50_000_000
+# Multiclass logs hold K doubles a row: the classwise cases use rows / K, at least this many.
+MULTICLASS_MIN_ROWS = 100_000
+MULTICLASS_TASKS = ("multiclass10", "multiclass100")
+CLASSWISE = "spark_calib_classwise"
+SKIPPABLE = ("mllib", "pandas", "classwise", "scaling", "low_memory")
+TYPICAL = "typical"
+
+
+def multiclass_rows(rows: int, task: str, minimum: int) -> int:
+    """Rows of a classwise case for a main size of ``rows``: rows / K, at least ``minimum``."""
+    return max(minimum, rows // C.num_classes(task))
+
+
+def _spark_cases(
+    ctx: Context, task: str, rows: int, baselines: Baselines
+) -> dict[str, dict[str, Any]]:
+    """typical, wide (auto and both strategies), metrics_3, metrics_all, slices_1, slices_6."""
+    cfg = C.config
+    cases = {
+        TYPICAL: run_case(
+            ctx, TYPICAL, task, rows, {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES)}, baselines
+        )
+    }
+    wide = {SPARK_CALIB: cfg(task, C.WIDE_SLICES)}
+    for strategy in C.STRATEGIES:
+        wide[f"{SPARK_CALIB}_{strategy}"] = cfg(task, C.WIDE_SLICES, strategy=strategy)
+    cases["wide"] = run_case(ctx, "wide", task, rows, wide)
+    simple = {
+        "metrics_3": cfg(task, C.TYPICAL_SLICES, C.METRICS_3),
+        "metrics_all": cfg(task, C.TYPICAL_SLICES, C.metrics_all(task)),
+        "slices_1": cfg(task, [C.OVERALL]),
+    }
+    for name, one in simple.items():
+        cases[name] = run_case(ctx, name, task, rows, {SPARK_CALIB: one})
+    cases["slices_6"] = {"same_as": "wide", "configs": {SPARK_CALIB: wide[SPARK_CALIB]}}
+    return cases
+
+
+def _classwise_cases(ctx: Context, task: str, rows: int, minimum: int) -> dict[str, dict[str, Any]]:
+    """Default metrics vs + classwise_ece on multiclass logs (K + 1 items per row)."""
+    tasks = MULTICLASS_TASKS if task == C.BINARY else (task,)
+    cases = {}
+    for multiclass in tasks:
+        size = multiclass_rows(rows, multiclass, minimum) if task == C.BINARY else rows
+        configs = {
+            SPARK_CALIB: C.config(multiclass, C.TYPICAL_SLICES),
+            CLASSWISE: C.config(multiclass, C.TYPICAL_SLICES, C.CLASSWISE_METRICS),
+        }
+        name = f"classwise_{multiclass}"
+        case = run_case(ctx, name, multiclass, size, configs, relative=[(CLASSWISE, SPARK_CALIB)])
+        if size != rows:
+            case["notes"].append(
+                f"{size:,} rows (the main size {rows:,} / K, at least {minimum:,}): a "
+                f"{multiclass} log holds {C.num_classes(multiclass)} doubles a row"
+            )
+        cases[name] = case
+    return cases
+
+
+def _notes(
+    task: str, rows: int, skip: Collection[str], pandas_max_rows: int, generated: list[str]
+) -> list[str]:
+    notes = [
+        "scan_floor: read exactly the columns the config needs and sum each once in one "
+        "aggregation (numbers: sum; strings and dates: sum of the string length; arrays: sum "
+        "of the elements), collected. No evaluation can read its input faster.",
+        "spark_calib: evaluate, then every output DataFrame (metrics, reliability, stats, "
+        "invalid and the optional non-None ones) written as Parquet into a fresh temp "
+        "directory, then unpersist. The log is read from Parquet in every run.",
+        "Every run of every variant reads the same cached Parquet log (8 files); the page "
+        "cache is warm after its first run.",
+    ]
+    if task != C.BINARY:
+        notes.append(f"MLlib and pandas baselines are binary only: not run for {task}.")
+    if MLLIB not in skip and task == C.BINARY:
+        notes.append(
+            "mllib: MulticlassClassificationEvaluator (logLoss, accuracy) and "
+            "BinaryClassificationEvaluator (areaUnderROC) give no calibration error and no "
+            "slicing, so one pass filters the log to one model version × slice value. The "
+            "overall population and every device value were timed per model version and the "
+            "time extrapolated to every key of the typical slice list (see the case's "
+            "'method'); the warm-up is one pass, not a full run. MLlib computes less than "
+            "spark_calib (no ECE/MCE/RMSCE, no Brier, no reliability bins)."
+        )
+    if PANDAS not in skip and task == C.BINARY:
+        if rows > pandas_max_rows:
+            notes.append(
+                f"pandas: skipped at {rows:,} rows (above {pandas_max_rows:,}, the log would "
+                "not fit in memory with its temporaries)."
+            )
+        else:
+            notes.append(
+                "pandas: pyarrow reads the needed columns (strings as categoricals), NumPy "
+                "computes the row terms, one pandas groupby per slice set gives per-bin sums "
+                "and the metrics and reliability bins follow per key; single-threaded."
+            )
+    if skip:
+        notes.append("Skipped: " + ", ".join(sorted(skip)) + ".")
+    if generated:
+        notes.append(
+            "Generated in this run (the peak RSS includes it): " + ", ".join(generated) + "."
+        )
+    return notes
+
+
+def run_benchmark(
+    spark: SparkSession,
+    *,
+    rows: int,
+    task: str = C.BINARY,
+    repeats: int = DEFAULT_REPEATS,
+    cache: Path,
+    out: Path | None = DEFAULT_OUT,
+    docs: Path | None = DEFAULT_DOCS,
+    scaling: Sequence[int] = (),
+    skip: Collection[str] = (),
+    seed: int = DEFAULT_SEED,
+    multiclass_min_rows: int = MULTICLASS_MIN_ROWS,
+    pandas_max_rows: int = PANDAS_MAX_ROWS,
+    low_memory: str | None = None,
+    driver_memory: str | None = None,
+    warmup: bool = True,
+    command: str | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Run every case on ``spark``; write the JSON to ``out`` and the page to ``docs`` (when
+    not None) and return the results dict.
+
+    ``low_memory`` (e.g. ``"1g"``): also evaluate the typical config on the largest size in a
+    child process with that driver memory. ``skip``: any of ``SKIPPABLE``. ``warmup`` False
+    skips the warm-up runs: for smoke tests only, the timings are then cold.
+    """
+    unknown = set(skip) - set(SKIPPABLE)
+    if unknown:
+        raise ValueError(f"cannot skip {sorted(unknown)}; choose from {list(SKIPPABLE)}")
+    if repeats < 1 or rows < 1:
+        raise ValueError("rows and repeats must be at least 1")
+    progress = progress or Progress()
+    started = dt.datetime.now(dt.timezone.utc)
+    results: dict[str, Any] = {
+        "date": dt.date.today().isoformat(),
+        "started_at": started.isoformat(timespec="seconds"),
+        "command": command or f"run_benchmark(rows={rows}, task={task!r}, repeats={repeats})",
+        "machine": describe(spark),
+        "settings": {
+            "rows": rows,
+            "task": task,
+            "repeats": repeats,
+            "warmup": warmup,
+            "seed": seed,
+            "scaling": list(scaling),
+            "skip": sorted(skip),
+            "driver_memory": driver_memory
+            or spark.sparkContext.getConf().get("spark.driver.memory", "default"),
+            "spark": spark_settings(spark),
+        },
+    }
+    binary = task == C.BINARY
+    with tempfile.TemporaryDirectory(prefix="bench-") as work:
+        ctx = Context(spark, cache, seed, Path(work), progress, repeats, warmup)
+        baselines = Baselines(
+            mllib=binary and MLLIB not in skip,
+            pandas=binary and PANDAS not in skip and rows <= pandas_max_rows,
+        )
+        cases = _spark_cases(ctx, task, rows, baselines)
+        if "classwise" not in skip:
+            cases.update(_classwise_cases(ctx, task, rows, multiclass_min_rows))
+        results["cases"] = cases
+        results["scaling"] = None
+        if scaling and "scaling" not in skip and binary:
+            cfg = C.config(task, C.TYPICAL_SLICES)
+            points = [
+                scaling_point(ctx, size, cfg, cases[TYPICAL] if size == rows else None)
+                for size in sorted(set(scaling))
+            ]
+            results["scaling"] = {"config": TYPICAL, "points": with_linearity(points)}
+        results["low_memory"] = None
+        if low_memory and "low_memory" not in skip:
+            largest = max([rows, *scaling]) if binary else rows
+            log = ctx.log(task, largest)
+            progress(f"low-memory check: typical on {largest:,} rows with {low_memory} driver")
+            results["low_memory"] = check_low_memory(log, low_memory, largest)
+    results["memory"] = memory(spark)
+    results["notes"] = _notes(task, rows, skip, pandas_max_rows, ctx.generated)
+    results["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    results["elapsed_s"] = round(progress.elapsed(), 1)
+    results["targets"] = evaluate_targets(results)
+    json_path = write_json(results, out) if out is not None else None
+    if docs is not None:
+        write_docs(results, docs, json_path)
+    progress(f"done: {json_path or 'no JSON'}, {docs or 'no docs'}")
+    return results
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()] if text else []
+
+
+def _names(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()] if text else []
+    unknown = set(names) - set(SKIPPABLE)
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown {sorted(unknown)}; choose from {SKIPPABLE}")
+    return names
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
+    parser.add_argument(
+        "--task", default=C.BINARY, choices=[C.BINARY, *MULTICLASS_TASKS], help="main log"
+    )
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON results directory")
+    parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="markdown page")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="generated logs")
+    parser.add_argument(
+        "--scaling",
+        type=_sizes,
+        default=list(DEFAULT_SCALING),
+        help="comma-separated sizes for the scaling table ('' to skip)",
+    )
+    parser.add_argument(
+        "--skip", type=_names, default=[], help=f"comma-separated, any of {','.join(SKIPPABLE)}"
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY)
+    parser.add_argument(
+        "--low-memory",
+        default=DEFAULT_LOW_MEMORY,
+        help="driver memory of the child-process check on the largest size ('' to skip)",
+    )
+    parser.add_argument("--multiclass-min-rows", type=int, default=MULTICLASS_MIN_ROWS)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(arguments)
+    progress = Progress()
+    progress(f"starting Spark (local[2], driver memory {args.driver_memory})")
+    spark = build_session(args.driver_memory)
+    try:
+        run_benchmark(
+            spark,
+            rows=args.rows,
+            task=args.task,
+            repeats=args.repeats,
+            cache=args.cache,
+            out=args.out,
+            docs=args.docs,
+            scaling=args.scaling,
+            skip=args.skip,
+            seed=args.seed,
+            multiclass_min_rows=args.multiclass_min_rows,
+            low_memory=args.low_memory or None,
+            driver_memory=args.driver_memory,
+            command=shlex.join(["python", "-m", "bench.run", *arguments]),
+            progress=progress,
+        )
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
