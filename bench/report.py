@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cases import ECE_DIFF_KEY, ECE_OK_KEY, ECE_TOLERANCE_KEY, SCAN_FLOOR
+from bench.linearity import fit_summary
 
 MIB = 1024 * 1024
 
@@ -115,34 +116,46 @@ def _scaling(results: dict[str, Any]) -> list[str]:
     scaling = results.get("scaling")
     if not scaling or not scaling.get("points"):
         return ["Not measured.", ""]
+    points = scaling["points"]
+    fits = {variant: fit_summary(points, variant) for variant in (SCAN_FLOOR, "spark_calib")}
     rows = [
         [
             p["rows"],
             p["scan_floor_s"],
             p["scan_floor_s_per_million_rows"],
-            p["scan_floor_ratio_to_linear"],
+            _vs_fit(fits[SCAN_FLOOR], index),
             p["spark_calib_s"],
             p["spark_calib_s_per_million_rows"],
-            p["spark_calib_ratio_to_linear"],
+            _vs_fit(fits["spark_calib"], index),
             p["source"],
         ]
-        for p in scaling["points"]
+        for index, p in enumerate(points)
     ]
     header = [
         "rows",
         "scan floor s",
         "s / M rows",
-        "vs linear",
+        "vs fit",
         "spark_calib s",
         "s / M rows",
-        "vs linear",
+        "vs fit",
         "source",
     ]
+    described = [
+        f"{name}: t ≈ {fit['fixed_s']:.2f} s + {fit['per_million_rows_s']:.3f} s per million rows"
+        for name, fit in (("scan floor", fits[SCAN_FLOOR]), ("spark_calib", fits["spark_calib"]))
+        if fit is not None
+    ]
     intro = (
-        f'Config `{scaling["config"]}`. "vs linear" is t(n)/n ÷ t(n₀)/n₀ for the smallest n₀: '
-        "1.00 is linear, above 1 worse than linear."
+        f"Config `{scaling['config']}`. Least-squares lines t = a + b·n ({'; '.join(described)}); "
+        '"vs fit" is each time over its line (1.00 on the line). The fixed part a is why seconds '
+        "per million rows fall with size."
     )
     return [intro, "", *_table(header, rows)]
+
+
+def _vs_fit(fit: dict[str, Any] | None, index: int) -> float | None:
+    return None if fit is None else fit["vs_fit"][index]
 
 
 def _mib(value: int | None) -> str:
