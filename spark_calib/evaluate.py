@@ -52,14 +52,12 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    cached: tuple[DataFrame, ...] = (stats_df,)
     counts = _row_counts(stats_df, slice_name(cfg.slices[0]))
     n_rows = sum(counts.values())
     invalid_counts = {reason: n for reason, n in counts.items() if reason is not None}
     n_invalid = sum(invalid_counts.values())
     if n_rows and n_invalid / n_rows > cfg.max_invalid_fraction:
-        for frame in cached:
-            frame.unpersist()
+        stats_df.unpersist()
         raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
     names = {spec.name for spec in specs}
     with_std = "std" in cfg.features()
@@ -81,7 +79,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
             if cfg.task == "regression" and with_std
             else None
         ),
-        _cached=cached,
+        _cached=(stats_df,),
     )
 
 

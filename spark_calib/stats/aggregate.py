@@ -6,12 +6,12 @@ items have class null. When per-class statistics are requested, each valid row a
 contributes one item per class k with confidence p_k and correct [y = k] (one-vs-rest); that is
 the only place the probability array is exploded.
 
-Slice sets: ``finest_grain`` groups once by every slice column and re-aggregates each set from
-that small table (one copy of each of its rows per set, one grouping); ``grouping_sets`` copies
-each input item once per slice set (an ``inline`` of one struct per set, the same work as
-Spark's GROUPING SETS Expand) and groups once. The copy is written as a generator rather than
-``groupingSets`` because Spark does not match a cached GROUPING SETS plan inside a self-union,
-so outputs built from several views of the statistics would rescan.
+Slice sets: each input item is copied once per covering group of the plan
+(``spark_calib.stats.strategy``; no copy when there is one group) and grouped once; each slice
+set is then re-aggregated from its group's small table, unless every set is its own group. The
+copies are written as an ``inline`` of one struct per target rather than ``groupingSets``
+because Spark does not match a cached GROUPING SETS plan inside a self-union, so outputs built
+from several views of the statistics would rescan.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from spark_calib.rows import canonical as row
 from spark_calib.rows.binning import bin_index
 from spark_calib.slices import slice_name, slice_value_expression
 from spark_calib.stats import schema as stats
-from spark_calib.stats.strategy import GROUPING_SETS, SlicePlan
+from spark_calib.stats.strategy import SlicePlan
 
 CLASS_INDEX = "_class"
 SLICE_SET = "_slice_set"
@@ -67,7 +67,6 @@ def aggregate_stats(
     group = [row.REASON, row.MODEL_VERSION, CLASS_INDEX, *keys]
     sums = _sums(terms, config.task == "regression")
     measures = [column.alias(name) for name, column in sums.items()]
-    set_keys = [_keys_of(config, cols) for cols in config.slices]
     labels = slice_set_labels(config)
     if len(plan.groups) == 1:
         fine = items.groupBy(*group, *all_slices).agg(*measures).withColumn(GROUP, F.lit(0))
@@ -75,10 +74,11 @@ def aggregate_stats(
         group_keys = [_keys_of(config, cols) for cols in plan.groups]
         copied = _copies(items, GROUP, group_keys, all_slices)
         fine = copied.groupBy(GROUP, *group, *all_slices).agg(*measures)
-    if plan.name == GROUPING_SETS or len(config.slices) == 1:
-        # Every set is its own group: the groups' table is already the statistics table.
+    if plan.sets_are_groups:
+        # The groups' table is already the statistics table.
         public = fine.withColumnRenamed(GROUP, SLICE_SET)
     else:
+        set_keys = [_keys_of(config, cols) for cols in config.slices]
         # Each set is re-aggregated from its group's small table: one copy of a group's row per
         # set it covers and one grouping, so one shuffle of a few thousand rows.
         copied = _copies(fine, SLICE_SET, set_keys, all_slices, source=plan.set_group)

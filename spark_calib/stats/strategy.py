@@ -30,12 +30,14 @@ COVERING_GROUPS = "covering_groups"
 @dataclass(frozen=True)
 class SlicePlan:
     """``groups``: the slice columns of each covering group (config order); ``set_group``: the
-    index of the group that covers each slice set of ``config.slices``; ``name``: the strategy
-    it amounts to (``finest_grain`` for one group, ``grouping_sets`` when every set is its own
-    group, else ``covering_groups``)."""
+    index of the group that covers each slice set of ``config.slices``; ``sets_are_groups``:
+    set i is group i with the same columns, so the groups' table needs no re-aggregation;
+    ``name``: the strategy it amounts to (``finest_grain`` for one group, ``grouping_sets``
+    when every set is its own group, else ``covering_groups``)."""
 
     groups: tuple[tuple[str, ...], ...]
     set_group: tuple[int, ...]
+    sets_are_groups: bool
     name: str
 
 
@@ -82,4 +84,6 @@ def _plan(groups: list[list[str]], assignment: list[int], config: Config) -> Sli
         name = GROUPING_SETS
     else:
         name = COVERING_GROUPS
-    return SlicePlan(groups=ordered, set_group=tuple(assignment), name=name)
+    return SlicePlan(
+        groups=ordered, set_group=tuple(assignment), sets_are_groups=sets_are_groups, name=name
+    )
