@@ -7,18 +7,26 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.evaluate import evaluate
+from spark_calib.result import EvaluationResult
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.identifiers import checked_identifier, checked_table_name
 from spark_calib_cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
 from spark_calib_cli.read import describe_input, read_input
 from spark_calib_cli.regression_summary import collect_regression_summary
 from spark_calib_cli.summary import SummaryRow, collect_summary
-from spark_calib_cli.tables import METRICS_TABLE, OPTIONAL_TABLES, RELIABILITY_TABLE, run_tables
+from spark_calib_cli.tables import (
+    INVALID_ROWS_TABLE,
+    METRICS_TABLE,
+    OPTIONAL_TABLES,
+    RELIABILITY_TABLE,
+    STATS_TABLE,
+    run_tables,
+)
 from spark_calib_cli.write import clear_partition, read_partition, table_location, write_partition
 
 REGRESSION_TASK = "regression"
@@ -93,7 +101,9 @@ def run_evaluate(
         tables: dict[str, str] = {}
         for table, rows in outputs:
             report(f"writing {table_location(output, table)} (run_date={run_date})")
-            tables[table] = write_partition(spark, rows, output, table, run_date)
+            tables[table] = write_partition(
+                spark, rows, output, table, run_date, empty=_is_empty(table, rows, result)
+            )
         # Read back what was written: cheaper than recomputing the metrics from the statistics,
         # and the summary then shows exactly what the tables hold.
         metrics = read_partition(spark, output, METRICS_TABLE, run_date)
@@ -119,6 +129,18 @@ def run_evaluate(
         summary=tuple(summary),
         task=config.task,
     )
+
+
+def _is_empty(table: str, rows: DataFrame, result: EvaluationResult) -> bool:
+    """Whether ``rows`` (the frame of ``table``) has none. The scan's counts answer for the
+    invalid rows and the statistics (which count invalid rows too); a derived table is asked
+    with a small Spark job, since it can be empty with valid rows (a regression run has no
+    reliability bins)."""
+    if table == INVALID_ROWS_TABLE:
+        return result.n_invalid == 0
+    if table == STATS_TABLE:
+        return result.n_rows == 0
+    return rows.isEmpty()
 
 
 def _quiet(_: str) -> None:

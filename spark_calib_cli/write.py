@@ -1,15 +1,25 @@
 """Write one run_date partition of an output table, and read it back.
 
 Each table is partitioned by ``run_date`` (a DATE). Writing replaces exactly the run date's
-partition and nothing else, also when the new partition is empty: a dynamic partition
-overwrite only replaces the partitions the new rows fall into, so a rerun without invalid rows
-would leave the first run's invalid rows behind. The run date's partition is therefore
-overwritten statically, by name:
+partition and nothing else, and a reader never sees a partially written partition:
 
-- catalog (``output.database``): ``INSERT OVERWRITE TABLE … PARTITION (run_date = …)``, after
-  creating the database and a Parquet table partitioned by run_date on the first write;
-- path (``output.path``): an overwrite of the Hive-style directory ``<path>/<table>/run_date=…``,
-  which Spark, Hive, Trino and pyarrow all read back as the ``run_date`` partition column.
+- a run with rows is written by Spark's *dynamic* partition overwrite. The rows go to a hidden
+  staging directory (``<table>/.spark-staging-<job id>``) and only when every task has
+  committed does Spark swap the staged ``run_date=…`` directory in for the old one (a delete
+  and a directory rename). Until then the old partition stays whole; a crash before the swap
+  leaves it untouched, plus a hidden staging directory that readers skip;
+- an empty result cannot be written that way (a dynamic overwrite only replaces the partitions
+  its rows fall into, so a rerun without invalid rows would leave the first run's invalid rows
+  behind). It is written by a *static* overwrite of the partition by name, which deletes the
+  old rows first: a crash can then leave the date empty, which is what the run would have
+  written anyway.
+
+The two output modes:
+
+- catalog (``output.database``): ``INSERT OVERWRITE TABLE …`` into a Parquet table partitioned by
+  run_date, created with the database on the first write;
+- path (``output.path``): ``<path>/<table>/run_date=…``, the Hive-style layout that Spark, Hive,
+  Trino and pyarrow all read back as the ``run_date`` partition column.
 """
 
 from __future__ import annotations
@@ -28,6 +38,9 @@ from spark_calib_cli.identifiers import checked_identifier
 RUN_DATE = "run_date"
 OUTPUT_FORMAT = "parquet"
 MISSING_PATH_CONDITIONS = frozenset({"PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"})
+PARTITION_OVERWRITE_MODE_CONF = "spark.sql.sources.partitionOverwriteMode"
+PARTITION_OVERWRITE_MODE_OPTION = "partitionOverwriteMode"
+DYNAMIC = "dynamic"
 
 
 def table_location(output: OutputConfig, table: str) -> str:
@@ -39,22 +52,44 @@ def table_location(output: OutputConfig, table: str) -> str:
 
 
 def write_partition(
-    spark: SparkSession, frame: DataFrame, output: OutputConfig, table: str, run_date: dt.date
+    spark: SparkSession,
+    frame: DataFrame,
+    output: OutputConfig,
+    table: str,
+    run_date: dt.date,
+    *,
+    empty: bool = False,
 ) -> str:
     """Replace the ``run_date`` partition of ``table`` with ``frame`` and return its location.
 
-    ``frame`` holds every column but ``run_date``. Raises ``OutputError`` when the table exists
-    with other columns or types, instead of mixing two schemas in one table.
+    ``frame`` holds every column but ``run_date``. ``empty`` says that ``frame`` has no rows
+    (the caller knows it from the scan's counts, so no Spark job is spent finding out); it
+    selects the static overwrite, the only one that can replace old rows by none. A frame with
+    rows passed with ``empty=True`` is still written correctly, only without the staged swap.
+
+    Raises ``OutputError`` when the table exists with other columns or types, instead of
+    mixing two schemas in one table.
     """
     location = table_location(output, table)
     existing = _existing_schema(spark, output, location)
     if existing is not None:
         _check_same_columns(existing, frame.schema, location)
     if output.database is not None:
-        _insert_partition(spark, frame, output.database, location, existing, run_date)
-    else:
+        _insert_partition(
+            spark, frame, output.database, location, existing, run_date, dynamic=not empty
+        )
+    elif empty:
         frame.write.mode("overwrite").format(OUTPUT_FORMAT).save(
             _partition_path(location, run_date)
+        )
+    else:
+        (
+            frame.withColumn(RUN_DATE, F.lit(run_date))
+            .write.mode("overwrite")
+            .option(PARTITION_OVERWRITE_MODE_OPTION, DYNAMIC)
+            .partitionBy(RUN_DATE)
+            .format(OUTPUT_FORMAT)
+            .save(location)
         )
     return location
 
@@ -75,7 +110,9 @@ def clear_partition(
     columns = StructType([field for field in existing.fields if field.name != RUN_DATE])
     empty = spark.createDataFrame([], columns)
     if output.database is not None:
-        _insert_partition(spark, empty, output.database, location, existing, run_date)
+        _insert_partition(
+            spark, empty, output.database, location, existing, run_date, dynamic=False
+        )
     else:
         empty.write.mode("overwrite").format(OUTPUT_FORMAT).save(
             _partition_path(location, run_date)
@@ -120,6 +157,8 @@ def _insert_partition(
     location: str,
     existing: StructType | None,
     run_date: dt.date,
+    *,
+    dynamic: bool,
 ) -> None:
     if not spark.catalog.databaseExists(database):
         spark.sql(
@@ -136,12 +175,27 @@ def _insert_partition(
         existing = spark.table(location).schema
     # INSERT matches columns by position, so follow the table's order.
     ordered = frame.select(*[name for name in existing.fieldNames() if name != RUN_DATE])
-    spark.sql(
-        "INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (run_date = :run_date) "
-        "SELECT * FROM {rows}",
-        args={"table": location, "run_date": run_date},
-        rows=ordered,
-    )
+    if not dynamic:
+        spark.sql(
+            "INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (run_date = :run_date) "
+            "SELECT * FROM {rows}",
+            args={"table": location, "run_date": run_date},
+            rows=ordered,
+        )
+        return
+    # A partition spec without a value is what makes the overwrite dynamic; the mode itself is
+    # a session setting for INSERT (write options do not reach it), restored afterwards.
+    previous = spark.conf.get(PARTITION_OVERWRITE_MODE_CONF)
+    spark.conf.set(PARTITION_OVERWRITE_MODE_CONF, DYNAMIC)
+    try:
+        spark.sql(
+            "INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (run_date) "
+            "SELECT *, :run_date AS run_date FROM {rows}",
+            args={"table": location, "run_date": run_date},
+            rows=ordered,
+        )
+    finally:
+        spark.conf.set(PARTITION_OVERWRITE_MODE_CONF, previous)
 
 
 def _existing_schema(spark: SparkSession, output: OutputConfig, location: str) -> StructType | None:
