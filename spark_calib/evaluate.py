@@ -12,6 +12,7 @@ from spark_calib.errors import ConfigError, InvalidRowsError, SchemaError
 from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.decision import confusion_from_stats
 from spark_calib.metrics.exact_ranking import exact_ranking_metrics
+from spark_calib.metrics.output import defined_values
 from spark_calib.metrics.ranking import roc_from_stats, thresholds_from_stats
 from spark_calib.metrics.registry import EXACT_RANKING, MetricSpec, resolve_metrics, row_needs
 from spark_calib.metrics.regression import regression_calibration_from_stats
@@ -92,7 +93,7 @@ def _metrics(
     exact = [spec for spec in specs if spec.family == EXACT_RANKING]
     if not exact:
         return from_stats
-    return from_stats.unionByName(exact_ranking_metrics(rows, cfg, exact))
+    return from_stats.unionByName(defined_values(exact_ranking_metrics(rows, cfg, exact)))
 
 
 def _check_class_config(cfg: Config, num_classes: int | None) -> None:

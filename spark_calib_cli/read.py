@@ -11,6 +11,7 @@ from pyspark.sql.types import DateType, StringType, TimestampNTZType, TimestampT
 
 from spark_calib.config import InputConfig, Window
 from spark_calib.errors import ConfigError, SchemaError
+from spark_calib.rows.columns import input_col
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.identifiers import checked_table_name
 
@@ -58,7 +59,7 @@ def window_condition(frame: DataFrame, window: Window, run_date: dt.date) -> Col
             f"Input columns: {sorted(types)}"
         )
     first, last = window_bounds(window, run_date)
-    column = F.col(window.column)
+    column = input_col(window.column)
     data_type = types[window.column]
     if isinstance(data_type, DateType):
         return column.between(F.lit(first), F.lit(last))
@@ -80,7 +81,11 @@ def _load(spark: SparkSession, source: InputConfig) -> DataFrame:
         return spark.table(name)
     assert source.path is not None
     try:
-        return spark.read.format(source.format).options(**source.options).load(source.path)
+        frame = spark.read.format(source.format).options(**source.options).load(source.path)
+        # Spark Connect resolves the path lazily, on the first schema look-up; ask for it here
+        # so that a missing path is a MissingInputError there too (classic: already resolved).
+        frame.schema  # noqa: B018
+        return frame
     except AnalysisException as error:
         condition = error.getCondition()
         if condition in MISSING_PATH_CONDITIONS:

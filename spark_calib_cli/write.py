@@ -41,6 +41,7 @@ MISSING_PATH_CONDITIONS = frozenset({"PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"}
 PARTITION_OVERWRITE_MODE_CONF = "spark.sql.sources.partitionOverwriteMode"
 PARTITION_OVERWRITE_MODE_OPTION = "partitionOverwriteMode"
 DYNAMIC = "dynamic"
+STATIC = "static"
 
 
 def table_location(output: OutputConfig, table: str) -> str:
@@ -185,7 +186,7 @@ def _insert_partition(
         return
     # A partition spec without a value is what makes the overwrite dynamic; the mode itself is
     # a session setting for INSERT (write options do not reach it), restored afterwards.
-    previous = spark.conf.get(PARTITION_OVERWRITE_MODE_CONF)
+    previous = spark.conf.get(PARTITION_OVERWRITE_MODE_CONF) or STATIC
     spark.conf.set(PARTITION_OVERWRITE_MODE_CONF, DYNAMIC)
     try:
         spark.sql(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +53,18 @@ def _raw_mapping(source: ConfigSource) -> dict[str, Any]:
         if not path.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
         try:
-            loaded = yaml.safe_load(path.read_text())
+            loaded = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark is not None else ""
+            if isinstance(error, _DuplicateKeyError):
+                raise ConfigError(
+                    f"config file {str(path)!r} repeats key {error.key!r}{where} "
+                    f"(YAML would silently keep the last one)"
+                ) from None
             raise ConfigError(f"config file {str(path)!r} is not valid YAML{where}") from None
+        if loaded is None:
+            raise ConfigError(f"config file {str(path)!r} is empty")
         if not isinstance(loaded, Mapping):
             raise ConfigError(
                 f"config file {str(path)!r} must hold a mapping, found {type(loaded).__name__}"
@@ -68,6 +75,36 @@ def _raw_mapping(source: ConfigSource) -> dict[str, Any]:
     raise ConfigError(
         f"config must be a mapping, a YAML path or a Config, found {type(source).__name__}"
     )
+
+
+class _DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping key written twice in one YAML mapping."""
+
+    def __init__(self, key: object, mark: yaml.Mark) -> None:
+        super().__init__(problem=f"duplicate key {key!r}", problem_mark=mark)
+        self.key = key
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects a key repeated in one mapping (PyYAML keeps the last)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> Any:
+    seen: set[object] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, Hashable):
+            if key in seen:
+                raise _DuplicateKeyError(key, key_node.start_mark)
+            seen.add(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping
+)
 
 
 def _plain(value: Any) -> Any:
@@ -83,7 +120,7 @@ def _apply_override(raw: dict[str, Any], override: str) -> None:
     if not sep or not key_path.strip():
         raise ConfigError(f"--set needs key.path=value, got {override!r}")
     try:
-        value = yaml.safe_load(text)
+        value = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError:
         raise ConfigError(f"--set {key_path}: value {text!r} is not valid YAML") from None
     keys = key_path.strip().split(".")
@@ -97,8 +134,11 @@ def _apply_override(raw: dict[str, Any], override: str) -> None:
 
 
 def describe_validation_error(error: ValidationError, model: type[BaseModel]) -> str:
-    """One line for the first problem pydantic found, naming the dotted key."""
-    first = error.errors()[0]
+    """One line for the first problem pydantic found, naming the dotted key. An unknown key
+    comes first: a misspelt required key (``Task:``) is also reported missing, and the typo
+    with its suggestion is the useful half."""
+    errors = error.errors()
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     location = [str(part) for part in first["loc"]]
     key = ".".join(location)
     kind = first["type"]
@@ -108,7 +148,8 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel]) ->
         return f"unknown config key {key!r}{hint}"
     if kind == "missing":
         return f"missing required config key {key!r}"
-    message = first["msg"].removeprefix("Value error, ")
+    # Config sequences are tuples in Python but lists in YAML: say "list" to the YAML user.
+    message = first["msg"].removeprefix("Value error, ").replace("a valid tuple", "a list")
     if not location:
         return f"invalid config: {message}"
     found = first.get("input")

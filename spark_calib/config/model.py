@@ -7,9 +7,17 @@ Every section forbids unknown keys, so a typo is an error and never a silent def
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AllowInfNan,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from spark_calib.constants import (
     DEFAULT_AUC_BUCKETS,
@@ -27,6 +35,24 @@ Task = Literal["binary", "multiclass", "top_label", "regression"]
 BinEdges = Literal["left_closed", "right_closed"]
 SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
 InputFormat = Literal["parquet", "orc", "json", "csv", "delta"]
+
+
+def _number_as_written(value: object) -> object:
+    """Reject booleans and text where a number is expected: pydantic's lax mode would read
+    YAML's `yes`/`true` as 1 and a quoted '10' as 10 without a word."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not a boolean")
+    if isinstance(value, str):
+        raise ValueError("expected a number, not text")
+    return value
+
+
+# Numeric config values: numbers only (an int where a float is expected is fine). Float is
+# finite too: YAML's .nan or .inf as a tolerance or threshold would silently pass or fail every
+# row. (class_weights and cost_matrix take Number: their validators name the bad entry.)
+Int = Annotated[int, BeforeValidator(_number_as_written)]
+Number = Annotated[float, BeforeValidator(_number_as_written)]
+Float = Annotated[Number, AllowInfNan(False)]
 
 # Which column roles each task requires, allows, and which combinations are alternatives.
 TASK_COLUMN_ROLES: dict[str, frozenset[str]] = {
@@ -65,13 +91,13 @@ class Columns(StrictModel):
 
 
 class Binning(StrictModel):
-    n_bins: int = Field(default=DEFAULT_N_BINS, ge=1)
+    n_bins: Int = Field(default=DEFAULT_N_BINS, ge=1)
     edges: BinEdges = "left_closed"
 
 
 class Window(StrictModel):
     column: str
-    lookback_days: int = Field(ge=1)
+    lookback_days: Int = Field(ge=1)
 
 
 class InputConfig(StrictModel):
@@ -107,22 +133,32 @@ class Config(StrictModel):
     slices: tuple[tuple[str, ...], ...] = ((),)
     binning: Binning = Binning()
     metrics: tuple[str, ...] | None = None
-    num_classes: int | None = Field(default=None, ge=2)
+    num_classes: Int | None = Field(default=None, ge=2)
     class_names: tuple[str, ...] | None = None
-    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0.0, le=1.0)
-    quality_threshold: float | None = None
-    max_invalid_fraction: float = Field(default=DEFAULT_MAX_INVALID_FRACTION, ge=0.0, le=1.0)
-    sum_tolerance: float = Field(default=DEFAULT_SUM_TOLERANCE, gt=0.0)
-    nll_eps: float = Field(default=LOG_EPS, gt=0.0, lt=0.5)
+    threshold: Float = Field(default=DEFAULT_THRESHOLD, ge=0.0, le=1.0)
+    quality_threshold: Float | None = None
+    max_invalid_fraction: Float = Field(default=DEFAULT_MAX_INVALID_FRACTION, ge=0.0, le=1.0)
+    sum_tolerance: Float = Field(default=DEFAULT_SUM_TOLERANCE, gt=0.0)
+    nll_eps: Float = Field(default=LOG_EPS, gt=0.0, lt=0.5)
     slice_strategy: SliceStrategy = "auto"
-    class_weights: dict[str | int, float] | None = None
-    cost_matrix: tuple[tuple[float, ...], ...] | None = None
-    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
-    auc_buckets: int = Field(default=DEFAULT_AUC_BUCKETS, ge=1)
-    roc_points: int = Field(default=DEFAULT_ROC_POINTS, ge=2)
-    coverage_levels: tuple[float, ...] = DEFAULT_COVERAGE_LEVELS
+    class_weights: dict[str | int, Number] | None = None
+    cost_matrix: tuple[tuple[Number, ...], ...] | None = None
+    thresholds: tuple[Float, ...] = DEFAULT_THRESHOLDS
+    auc_buckets: Int = Field(default=DEFAULT_AUC_BUCKETS, ge=1)
+    roc_points: Int = Field(default=DEFAULT_ROC_POINTS, ge=2)
+    coverage_levels: tuple[Float, ...] = DEFAULT_COVERAGE_LEVELS
     input: InputConfig | None = None
     output: OutputConfig | None = None
+
+    @field_validator("slices", mode="before")
+    @classmethod
+    def _slices_are_lists_of_lists(cls, slices: object) -> object:
+        if isinstance(slices, list | tuple) and any(isinstance(item, str) for item in slices):
+            raise ValueError(
+                "slices is a list of slices, each a list of column names: "
+                "[[], [country]] is the overall and the country slice"
+            )
+        return slices
 
     @field_validator("slices")
     @classmethod

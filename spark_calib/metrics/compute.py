@@ -16,7 +16,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config, ConfigSource, load_config
-from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.output import (
+    METRIC,
+    METRICS_COLUMNS,
+    VALUE,
+    WEIGHT_SUM,
+    defined_values,
+)
 from spark_calib.metrics.registry import (
     CALIBRATION,
     CONFUSION,
@@ -33,7 +39,8 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     """The metrics table of ``config.metrics`` computed from a statistics table alone.
 
     Exact ranking metrics (``roc_auc``, ``pr_auc``) need the input and are left out here;
-    ``evaluate`` adds them. Tables (``confusion_matrix``, …) are separate outputs.
+    ``evaluate`` adds them. Tables (``confusion_matrix``, …) are separate outputs. A value is
+    null when its denominator is 0 or a sum overflowed (``defined_values``).
     """
     # Imported here: the family modules import this module's helpers.
     from spark_calib.metrics.decision import decision_metrics
@@ -62,7 +69,7 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     combined = frames[0]
     for frame in frames[1:]:
         combined = combined.unionByName(frame)
-    return combined
+    return defined_values(combined)
 
 
 def empty_metrics(stats_df: DataFrame) -> DataFrame:

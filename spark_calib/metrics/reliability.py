@@ -66,8 +66,10 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
     )
     exploded = filled.select(*stats.KEY_COLUMNS, F.inline(every_bin))
     weight = F.coalesce(F.col("_s." + stats.SUM_WEIGHT), F.lit(0.0))
-    mean_confidence = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CONFIDENCE), weight)
-    accuracy = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CORRECT), weight)
+    # A weight sum that overflowed to ∞ gives no mean (∞/∞ is NaN): null, as for an empty bin.
+    divisor = F.when(weight < F.lit(float("inf")), weight)
+    mean_confidence = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CONFIDENCE), divisor)
+    accuracy = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CORRECT), divisor)
     return exploded.select(
         *stats.KEY_COLUMNS,
         F.col("bin").cast("int").alias("bin"),

@@ -151,7 +151,9 @@ def _row_terms(
 
 
 def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Column) -> list[Column]:
-    """The bin keys, computed from the masked columns so invalid rows get null."""
+    """The bin keys, null for invalid rows. They read the projected (not yet masked) columns,
+    so each is guarded by ``valid``: CASE WHEN evaluates a branch only for the rows that take
+    it, so an invalid score (±inf, NaN) never reaches ``floor`` (which fails on ±inf)."""
     keys: list[Column] = []
     if config.task == "regression":
         if terms.sigma is not None:
@@ -162,13 +164,13 @@ def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Colu
     keys.append(F.when(valid, confidence_bin).alias(BIN))
     score = F.col(SCORE)
     if needs.score_bin:
-        keys.append(bin_index(score, config.auc_buckets).alias(SCORE_BIN))
+        keys.append(F.when(valid, bin_index(score, config.auc_buckets)).alias(SCORE_BIN))
     if needs.threshold_bin:
         reached = [(score >= F.lit(t)).cast("int") for t in sorted(config.thresholds)]
         total = reached[0]
         for term in reached[1:]:
             total = total + term
-        keys.append(total.alias(THRESHOLD_BIN))
+        keys.append(F.when(valid, total).alias(THRESHOLD_BIN))
     return keys
 
 

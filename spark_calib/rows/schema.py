@@ -7,6 +7,7 @@ import difflib
 from pyspark.sql import DataFrame
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     BooleanType,
     ByteType,
     DataType,
@@ -38,6 +39,7 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
     regression prediction, target, std and variance numeric;
     model_version and slice columns atomic (not array, map or struct).
     """
+    _require_distinct_names(df)
     types = {field.name: field.dataType for field in df.schema.fields}
     if RESERVED_OUTPUT_COLUMN in types:
         raise SchemaError(
@@ -49,7 +51,7 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
         found[role] = _lookup(types, name, f"columns.{role}")
     for columns in config.slices:
         for name in columns:
-            _require_atomic(name, _lookup(types, name, "slices"), "slices")
+            _require_key_type(name, _lookup(types, name, "slices"), "slices")
     for role, data_type in found.items():
         _check_role(config, role, config.columns.roles()[role], data_type)
     if config.task == "top_label" and "prediction" in found:
@@ -85,7 +87,7 @@ def _check_role(config: Config, role: str, name: str, data_type: DataType) -> No
     elif role == "correct":
         _expect(isinstance(data_type, (BooleanType, *NUMERIC_TYPES)), where, "boolean", data_type)
     elif role == "model_version":
-        _require_atomic(name, data_type, "columns.model_version")
+        _require_key_type(name, data_type, "columns.model_version")
     elif role == "label" and config.task == "binary":
         ok = isinstance(data_type, (BooleanType, *NUMERIC_TYPES))
         _expect(ok, where, "0/1 numeric or boolean", data_type)
@@ -111,6 +113,34 @@ def _require_atomic(name: str, data_type: DataType, key: str) -> None:
         raise SchemaError(
             f"column {name!r} ({key}) must be an atomic type, found {data_type.simpleString()}"
         )
+
+
+def _require_key_type(name: str, data_type: DataType, key: str) -> None:
+    """A slice or model_version column: atomic, with a text form that tells values apart
+    (binary values that are not UTF-8 would all be cast to the same replacement text)."""
+    _require_atomic(name, data_type, key)
+    if isinstance(data_type, BinaryType):
+        raise SchemaError(
+            f"column {name!r} ({key}) is binary, which has no unambiguous text form for the "
+            f"output keys; pass a string column instead, e.g. hex({name})"
+        )
+
+
+def _require_distinct_names(df: DataFrame) -> None:
+    """Every input column name once, compared as Spark resolves them (case-insensitively unless
+    spark.sql.caseSensitive is set): a repeated name cannot be referenced, not even to copy the
+    row into the invalid-rows output."""
+    case_sensitive = df.sparkSession.conf.get("spark.sql.caseSensitive", "false") == "true"
+    seen: dict[str, list[str]] = {}
+    for name in df.columns:
+        seen.setdefault(name if case_sensitive else name.lower(), []).append(name)
+    for names in seen.values():
+        if len(names) > 1:
+            spelled = ", ".join(repr(name) for name in names)
+            raise SchemaError(
+                f"input column {names[0]!r} appears {len(names)} times ({spelled}); "
+                f"rename or drop the duplicates before evaluating"
+            )
 
 
 def _kind(data_type: DataType) -> str:
