@@ -1,6 +1,7 @@
 """``spark-calib``: the command line of the scheduled job, the report and the demo data.
 
-    spark-calib evaluate --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--master URL]
+    spark-calib evaluate --config conf/FILE.yaml [--run-date YYYY-MM-DD]
+                         [--master URL | --remote sc://HOST:PORT]
                          [--set key.path=value ...] [--report DIR] [--verbose]
     spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
@@ -21,6 +22,8 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
 from spark_calib.config import Config, load_config
 from spark_calib.errors import ConfigError
 from spark_calib_cli import demo
@@ -34,7 +37,7 @@ from spark_calib_cli.exit_codes import ExitCode, exit_code_for
 from spark_calib_cli.regression_summary import format_regression_summary
 from spark_calib_cli.report_job import DEFAULT_REPORT_SLICES, default_report_dir, run_report
 from spark_calib_cli.run_date import parse_run_date
-from spark_calib_cli.session import build_session
+from spark_calib_cli.session import SPARK_CONNECT_SCHEME, build_session
 from spark_calib_cli.summary import format_summary
 
 PROG = "spark-calib"
@@ -61,8 +64,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     config, run_date = _validated(args)
     check_job_config(config)
     progress = _progress_printer()
-    progress(f"starting Spark ({args.master or 'default master'})")
-    spark = build_session(args.master, verbose=args.verbose, conf=_spark_conf(args.conf))
+    spark = _session(args, progress)
     paths: list[Path] = []
     try:
         outcome = run_evaluate(spark, config, run_date, progress=progress)
@@ -85,8 +87,7 @@ def report_command(args: argparse.Namespace) -> int:
     check_job_config(config)
     out_dir = Path(args.out) if args.out else default_report_dir(run_date)
     progress = _progress_printer()
-    progress(f"starting Spark ({args.master or 'default master'})")
-    spark = build_session(args.master, verbose=args.verbose, conf=_spark_conf(args.conf))
+    spark = _session(args, progress)
     try:
         progress(f"reading the tables of run_date {run_date}")
         paths = run_report(spark, config, run_date, out_dir, top_slices=args.slices)
@@ -100,7 +101,7 @@ def demo_data_command(args: argparse.Namespace) -> int:
     """``spark-calib demo-data``: write the seeded binary, multiclass and regression demo logs."""
     end_date = parse_run_date(args.end_date)
     progress = _progress_printer()
-    spark = build_session(args.master, verbose=args.verbose, conf=_spark_conf(args.conf))
+    spark = build_session(_master(args), verbose=args.verbose, conf=_spark_conf(args.conf))
     try:
         logs = (
             ("binary", demo.binary_log(spark, args.binary_rows, args.seed, end_date)),
@@ -120,6 +121,31 @@ def demo_data_command(args: argparse.Namespace) -> int:
     finally:
         spark.stop()
     return int(ExitCode.OK)
+
+
+def _session(args: argparse.Namespace, progress: Callable[[str], None]) -> SparkSession:
+    master = _master(args)
+    if master is not None and master.startswith(SPARK_CONNECT_SCHEME):
+        progress(f"connecting to Spark Connect at {master}")
+    else:
+        progress(f"starting Spark ({master or 'default master'})")
+    return build_session(master, verbose=args.verbose, conf=_spark_conf(args.conf))
+
+
+def _master(args: argparse.Namespace) -> str | None:
+    """``--remote sc://…`` or ``--master URL`` (argparse lets at most one through)."""
+    remote: str | None = args.remote
+    master: str | None = args.master
+    return remote or master
+
+
+def _connect_url(text: str) -> str:
+    """``--remote``'s value: a Spark Connect URL, as pyspark's ``--remote`` takes."""
+    if not text.startswith(SPARK_CONNECT_SCHEME) or len(text) == len(SPARK_CONNECT_SCHEME):
+        raise argparse.ArgumentTypeError(
+            f"needs a Spark Connect URL {SPARK_CONNECT_SCHEME}HOST[:PORT], got {text!r}"
+        )
+    return text
 
 
 def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
@@ -248,11 +274,19 @@ def _job_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _session_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--master",
         metavar="URL",
         help="local[N], yarn, spark://…, k8s://… or sc://… for Spark Connect "
         "(default: spark-submit's, else an embedded local[*])",
+    )
+    where.add_argument(
+        "--remote",
+        type=_connect_url,
+        metavar="sc://HOST:PORT",
+        help="run through the Spark Connect server at this URL, as pyspark --remote "
+        "(the same as --master sc://…); needs no local Java",
     )
     parser.add_argument(
         "--conf",

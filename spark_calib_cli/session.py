@@ -42,7 +42,8 @@ def build_session(
     """Return the session for one job run.
 
     ``master`` None: reuse spark-submit's session configuration when running under spark-submit,
-    else start the embedded local session. ``sc://host:port``: connect with Spark Connect.
+    else start the embedded local session. ``sc://host:port`` (the CLI's ``--remote``, or
+    ``--master sc://…``): connect with Spark Connect, no local JVM.
     ``local[...]``: an embedded session on that many cores. Any other URL (``yarn``,
     ``spark://…``, ``k8s://…``): that cluster, configured by its own spark-defaults.
 

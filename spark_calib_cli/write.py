@@ -133,6 +133,8 @@ def read_partition(
     else:
         try:
             frame = spark.read.format(OUTPUT_FORMAT).load(location)
+            # Spark Connect resolves the path only when the schema is first asked for.
+            frame.schema  # noqa: B018
         except AnalysisException as error:
             if error.getCondition() in MISSING_PATH_CONDITIONS:
                 raise MissingInputError(f"output table {location!r} does not exist") from None

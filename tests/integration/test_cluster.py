@@ -180,7 +180,8 @@ def busy_executor(ui_port: int) -> tuple[str, str] | None:
             return None
         app_id = applications[0]["id"]
         executors = fetch_json(f"{base}/{app_id}/executors")
-    except OSError:
+    except (OSError, ValueError):
+        # Not up yet: refused, or "Spark is starting up" instead of JSON.
         return None
     for executor in executors:
         if executor["id"] != "driver" and executor["activeTasks"] > 0:
