@@ -31,3 +31,10 @@ SLICE_NULL_TOKEN = "\\N"
 # With auto strategy, aggregate once at the full cross of slice columns when there are at most
 # this many distinct slice columns; above it, GROUPING SETS avoids a huge finest-grain table.
 FINEST_GRAIN_MAX_COLUMNS = 3
+
+# Monitoring (drift and alerts): a change is significant when |Δ| ≥ DEFAULT_MIN_DELTA and
+# |Δ| / SE(Δ) ≥ DEFAULT_Z, and only for slices with at least DEFAULT_MIN_N rows in both windows;
+# alert rules ignore slices with fewer than DEFAULT_MIN_N rows unless they set min_n.
+DEFAULT_MIN_DELTA = 0.01
+DEFAULT_Z = 3.0
+DEFAULT_MIN_N = 1000

@@ -21,9 +21,8 @@ from spark_calib.result import EvaluationResult
 from spark_calib.rows.canonical import canonical_rows, reason_expression
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
-from spark_calib.slices import slice_name
-from spark_calib.stats import schema as stats
 from spark_calib.stats.aggregate import aggregate_stats
+from spark_calib.stats.counts import row_counts
 from spark_calib.stats.strategy import choose_strategy
 
 # With no non-null array to measure, K is irrelevant: every row is invalid (null_probs).
@@ -53,7 +52,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    counts = _row_counts(stats_df, slice_name(cfg.slices[0]))
+    counts = row_counts(stats_df, cfg)
     n_rows = sum(counts.values())
     invalid_counts = {reason: n for reason, n in counts.items() if reason is not None}
     n_invalid = sum(invalid_counts.values())
@@ -108,18 +107,6 @@ def _check_class_config(cfg: Config, num_classes: int | None) -> None:
             cfg.class_position(key, num_classes)
         except ValueError as error:
             raise ConfigError(str(error)) from None
-
-
-def _row_counts(stats_df: DataFrame, first_slice: str) -> dict[str | None, int]:
-    """Input rows per reason (None = valid). Every slice set partitions the input, so the first
-    set's top-label rows count each input row exactly once. This action runs the one scan."""
-    totals = (
-        stats_df.where((F.col(stats.SLICE_NAME) == first_slice) & F.col(stats.CLASS).isNull())
-        .groupBy(stats.REASON)
-        .agg(F.sum(stats.N).alias(stats.N))
-        .collect()
-    )
-    return {row[stats.REASON]: int(row[stats.N]) for row in totals}
 
 
 def _num_classes(df: DataFrame, cfg: Config) -> int | None:

@@ -6,6 +6,9 @@ calibrated, ``v2`` over-confident (its logits are sharpened), ``v3`` under-confi
 failure: its scores are shifted, while v1 looks fine overall. A few rows have a null score or
 probability vector, so the invalid-rows table has something to show.
 
+The binary log also degrades over time: from the tenth of its 14 days on, ``v1`` on
+``country=MX`` over-predicts (its logits are shifted), which the demo's alert rules catch.
+
 The regression log (a delivery-time estimate with a predictive σ) follows the same story with
 the σ: ``v1``'s σ is the true noise level except on BR tablets, where it is too small; ``v2``'s
 σ is too small everywhere (over-confident), ``v3``'s too large (under-confident). A few rows
@@ -25,7 +28,7 @@ from pyspark.sql import functions as F
 
 DEFAULT_SEED = 20240630
 DEFAULT_END_DATE = dt.date(2024, 6, 30)
-DEFAULT_DAYS = 7
+DEFAULT_DAYS = 14
 DEFAULT_BINARY_ROWS = 1_000_000
 DEFAULT_MULTICLASS_ROWS = 100_000
 DEFAULT_REGRESSION_ROWS = 200_000
@@ -42,6 +45,10 @@ DEVICE_SHARES = (0.55, 0.30, 0.15)
 BROKEN_VERSION, BROKEN_COUNTRY, BROKEN_DEVICE = "v1", "BR", "tablet"
 # Added to the broken segment's logits: v1 scores about 0.3 too high there.
 BROKEN_LOGIT_SHIFT = 1.6
+# The binary log's degradation: v1 on MX from day DRIFT_FIRST_DAY (1-based) of the log.
+DRIFT_VERSION, DRIFT_COUNTRY = "v1", "MX"
+DRIFT_FIRST_DAY = 10
+DRIFT_LOGIT_SHIFT = 1.2
 # Log-odds of the true probability: mean and spread.
 TRUE_LOGIT_MEAN, TRUE_LOGIT_STD = 0.3, 1.8
 NULL_SCORE_RATE = 5e-5
@@ -78,9 +85,11 @@ def binary_log(
         F.rand(seed + 12).alias("_u_null"),
     )
     true_logit = F.col("_z") * F.lit(TRUE_LOGIT_STD) + F.lit(TRUE_LOGIT_MEAN)
-    model_logit = true_logit * _by_version(LOGIT_SCALE) + F.when(
-        _broken_segment(), F.lit(BROKEN_LOGIT_SHIFT)
-    ).otherwise(F.lit(0.0))
+    model_logit = (
+        true_logit * _by_version(LOGIT_SCALE)
+        + F.when(_broken_segment(), F.lit(BROKEN_LOGIT_SHIFT)).otherwise(F.lit(0.0))
+        + F.when(_drifted_segment(end_date, days), F.lit(DRIFT_LOGIT_SHIFT)).otherwise(F.lit(0.0))
+    )
     score = F.when(F.col("_u_null") < F.lit(NULL_SCORE_RATE), F.lit(None)).otherwise(
         _sigmoid(model_logit)
     )
@@ -223,6 +232,20 @@ def _broken_segment() -> Column:
         (F.col("model_version") == F.lit(BROKEN_VERSION))
         & (F.col("country") == F.lit(BROKEN_COUNTRY))
         & (F.col("device") == F.lit(BROKEN_DEVICE))
+    )
+
+
+def drift_start(end_date: dt.date, days: int) -> dt.date:
+    """The first event_date of the binary log's degradation (after ``end_date`` when the log
+    is shorter than ``DRIFT_FIRST_DAY`` days: then nothing degrades)."""
+    return end_date - dt.timedelta(days=days - DRIFT_FIRST_DAY)
+
+
+def _drifted_segment(end_date: dt.date, days: int) -> Column:
+    return (
+        (F.col("model_version") == F.lit(DRIFT_VERSION))
+        & (F.col("country") == F.lit(DRIFT_COUNTRY))
+        & (F.col("event_date") >= F.lit(drift_start(end_date, days)))
     )
 
 

@@ -13,8 +13,10 @@ from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.evaluate import evaluate
 from spark_calib.result import EvaluationResult
+from spark_calib.windows import TimeWindow, rolling
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.identifiers import checked_identifier, checked_table_name
+from spark_calib_cli.monitor_job import MonitorOutcome, run_monitoring, write_window_row
 from spark_calib_cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
 from spark_calib_cli.read import describe_input, read_input
 from spark_calib_cli.regression_summary import collect_regression_summary
@@ -25,8 +27,10 @@ from spark_calib_cli.tables import (
     OPTIONAL_TABLES,
     RELIABILITY_TABLE,
     STATS_TABLE,
+    WINDOWED_TABLES,
     run_tables,
 )
+from spark_calib_cli.window_stats import run_length_days
 from spark_calib_cli.write import clear_partition, read_partition, table_location, write_partition
 
 REGRESSION_TASK = "regression"
@@ -45,6 +49,8 @@ class EvaluateOutcome:
     strategy: str
     tables: Mapping[str, str]
     summary: tuple[SummaryRow, ...]
+    monitoring: MonitorOutcome
+    window: TimeWindow
     task: str = "binary"
 
 
@@ -93,7 +99,8 @@ def run_evaluate(
             raise MissingInputError(
                 f"input {describe_input(source, run_date)} has no rows for run_date {run_date}"
             )
-        outputs = run_tables(result, config, run_id, digest)
+        window = run_window(config, run_date)
+        outputs = run_tables(result, config, run_id, digest, window)
         produced = {table for table, _ in outputs}
         for table in OPTIONAL_TABLES:
             if table not in produced and clear_partition(spark, output, table, run_date):
@@ -102,17 +109,28 @@ def run_evaluate(
         for table, rows in outputs:
             report(f"writing {table_location(output, table)} (run_date={run_date})")
             tables[table] = write_partition(
-                spark, rows, output, table, run_date, empty=_is_empty(table, rows, result)
+                spark,
+                rows,
+                output,
+                table,
+                run_date,
+                empty=_is_empty(table, rows, result),
+                granularity=window.granularity if table in WINDOWED_TABLES else None,
             )
-        # Read back what was written: cheaper than recomputing the metrics from the statistics,
-        # and the summary then shows exactly what the tables hold.
-        metrics = read_partition(spark, output, METRICS_TABLE, run_date)
+        write_window_row(spark, config, window, [run_date], [], result.n_rows, run_id, digest)
+        # Read back what was written: cheaper than recomputing the metrics from the statistics
+        # (and the exact AUCs from the input), and the summary then shows what the tables hold.
+        granularity = window.granularity
+        metrics = read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity)
+        monitoring = run_monitoring(
+            spark, config, window, result.stats, metrics, run_id, digest, report
+        )
         if config.task == REGRESSION_TASK:
             summary = collect_regression_summary(metrics, top=top_slices, min_rows=min_slice_rows)
         else:
             summary = collect_summary(
                 metrics,
-                read_partition(spark, output, RELIABILITY_TABLE, run_date),
+                read_partition(spark, output, RELIABILITY_TABLE, run_date, granularity=granularity),
                 top=top_slices,
                 min_rows=min_slice_rows,
             )
@@ -127,8 +145,16 @@ def run_evaluate(
         strategy=result.strategy,
         tables=tables,
         summary=tuple(summary),
+        monitoring=monitoring,
+        window=window,
         task=config.task,
     )
+
+
+def run_window(config: Config, run_date: dt.date) -> TimeWindow:
+    """The dates a daily run covers: ``day``, or ``rolling_Nd`` with a lookback of N days."""
+    days = run_length_days(config)
+    return TimeWindow(rolling(days), run_date - dt.timedelta(days=days - 1), run_date)
 
 
 def _is_empty(table: str, rows: DataFrame, result: EvaluationResult) -> bool:

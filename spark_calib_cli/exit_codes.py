@@ -22,6 +22,8 @@ class ExitCode(IntEnum):
     INPUT_SCHEMA = 5
     OUTPUT = 6
     NO_JAVA = 7
+    # The run finished and wrote every table, but an alert rule with fail: true fired.
+    ALERT = 8
 
 
 def exit_code_for(error: BaseException) -> ExitCode:

@@ -3,13 +3,17 @@
     spark-calib evaluate --config conf/FILE.yaml [--run-date YYYY-MM-DD]
                          [--master URL | --remote sc://HOST:PORT]
                          [--set key.path=value ...] [--report DIR] [--verbose]
+    spark-calib evaluate ... --from YYYY-MM-DD      (every date from --from to --run-date)
+    spark-calib rollup   --config conf/FILE.yaml --run-date YYYY-MM-DD
+                         --granularity week|month|rolling:N
     spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
                           [--regression-rows N] [--seed S]
 
 The config is validated before Spark starts. A failure prints one line on stderr and exits with
 the code of its cause (see ``exit_codes.ExitCode`` and the README); ``--verbose`` adds the
-Python and JVM stack traces.
+Python and JVM stack traces. A run whose ``fail: true`` alert rule fired writes every table and
+then exits with ``ExitCode.ALERT``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pyspark.sql import SparkSession
 
 from spark_calib.config import Config, load_config
 from spark_calib.errors import ConfigError
+from spark_calib.windows import parse_granularity
 from spark_calib_cli import demo
 from spark_calib_cli.evaluate_job import (
     REGRESSION_TASK,
@@ -34,8 +39,11 @@ from spark_calib_cli.evaluate_job import (
     run_evaluate,
 )
 from spark_calib_cli.exit_codes import ExitCode, exit_code_for
+from spark_calib_cli.monitor_text import alerts_text, rollup_text
 from spark_calib_cli.regression_summary import format_regression_summary
 from spark_calib_cli.report_job import DEFAULT_REPORT_SLICES, default_report_dir, run_report
+from spark_calib_cli.report_trend_job import DEFAULT_TREND_WINDOWS
+from spark_calib_cli.rollup_job import run_rollup
 from spark_calib_cli.run_date import parse_run_date
 from spark_calib_cli.session import SPARK_CONNECT_SCHEME, build_session
 from spark_calib_cli.summary import format_summary
@@ -60,14 +68,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    """``spark-calib evaluate``: one run of the scheduled job."""
+    """``spark-calib evaluate``: one run of the scheduled job, or one per date from
+    ``--from`` to ``--run-date`` (a backfill) in one Spark session."""
     config, run_date = _validated(args)
     check_job_config(config)
+    dates = _run_dates(args.from_date, run_date)
     progress = _progress_printer()
     spark = _session(args, progress)
     paths: list[Path] = []
+    failed = False
     try:
-        outcome = run_evaluate(spark, config, run_date, progress=progress)
+        for day in dates:
+            outcome = run_evaluate(spark, config, day, progress=progress)
+            failed = failed or outcome.monitoring.failed
+            if day != run_date:
+                print(f"run_date {day}: {outcome.n_rows:,} input rows")
+                print(alerts_text(outcome.monitoring, len(config.alerts)), flush=True)
         if args.report is not None:
             # Same session: the diagrams cost no second Spark start-up.
             progress(f"drawing the diagrams into {args.report}")
@@ -76,9 +92,33 @@ def evaluate_command(args: argparse.Namespace) -> int:
         spark.stop()
     progress("done")
     print(_outcome_text(outcome))
+    print(alerts_text(outcome.monitoring, len(config.alerts)))
     if args.report is not None:
         print(_paths_text(paths, args.report))
-    return int(ExitCode.OK)
+    return int(ExitCode.ALERT if failed else ExitCode.OK)
+
+
+def rollup_command(args: argparse.Namespace) -> int:
+    """``spark-calib rollup``: a week, month or rolling window from the daily statistics."""
+    config, run_date = _validated(args)
+    check_job_config(config)
+    progress = _progress_printer()
+    spark = _session(args, progress)
+    paths: list[Path] = []
+    try:
+        outcome = run_rollup(spark, config, run_date, args.granularity, progress=progress)
+        if args.report is not None:
+            progress(f"drawing the diagrams into {args.report}")
+            paths = run_report(
+                spark, config, outcome.window.end, Path(args.report), granularity=args.granularity
+            )
+    finally:
+        spark.stop()
+    progress("done")
+    print(rollup_text(outcome, len(config.alerts)))
+    if args.report is not None:
+        print(_paths_text(paths, args.report))
+    return int(ExitCode.ALERT if outcome.monitoring.failed else ExitCode.OK)
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -90,7 +130,15 @@ def report_command(args: argparse.Namespace) -> int:
     spark = _session(args, progress)
     try:
         progress(f"reading the tables of run_date {run_date}")
-        paths = run_report(spark, config, run_date, out_dir, top_slices=args.slices)
+        paths = run_report(
+            spark,
+            config,
+            run_date,
+            out_dir,
+            top_slices=args.slices,
+            granularity=args.granularity,
+            trend_windows=args.trend,
+        )
     finally:
         spark.stop()
     print(_paths_text(paths, out_dir))
@@ -158,6 +206,21 @@ def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
     return conf
 
 
+def _run_dates(first_text: str | None, last: dt.date) -> list[dt.date]:
+    """The dates from ``--from`` to ``--run-date``, or the run date alone."""
+    first = last if first_text is None else parse_run_date(first_text)
+    if first > last:
+        raise ConfigError(f"--from {first} is after --run-date {last}")
+    return [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+def _granularity(text: str) -> str:
+    try:
+        return parse_granularity(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _validated(args: argparse.Namespace) -> tuple[Config, dt.date]:
     run_date = parse_run_date(args.run_date)
     return load_config(args.config, overrides=args.set), run_date
@@ -223,7 +286,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="also draw the diagrams into DIR (as spark-calib report does)",
     )
+    evaluate.add_argument(
+        "--from",
+        dest="from_date",
+        metavar="YYYY-MM-DD",
+        help="evaluate every date from this one to --run-date, in order (a backfill, or a "
+        "rerun after late labels)",
+    )
     evaluate.set_defaults(command=evaluate_command)
+
+    rollup = commands.add_parser(
+        "rollup",
+        help="sum the daily statistics of a week, month or last N days into window tables",
+    )
+    _job_arguments(rollup)
+    rollup.add_argument(
+        "--granularity",
+        required=True,
+        type=_granularity,
+        metavar="week|month|rolling:N",
+        help="the ISO week or calendar month containing --run-date, or the N days ending on it",
+    )
+    rollup.add_argument("--report", metavar="DIR", help="also draw the window's diagrams into DIR")
+    rollup.set_defaults(command=rollup_command)
 
     report = commands.add_parser(
         "report", help="draw the diagrams (PNG) from the tables of one run date"
@@ -239,6 +324,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"worst slices per model version, by ECE (regression: by miscalibration area) "
         f"(default {DEFAULT_REPORT_SLICES})",
+    )
+    report.add_argument(
+        "--granularity",
+        type=_granularity,
+        metavar="day|week|month|rolling:N",
+        help="the window ending on --run-date to draw (default: the daily run's)",
+    )
+    report.add_argument(
+        "--trend",
+        type=int,
+        default=DEFAULT_TREND_WINDOWS,
+        metavar="N",
+        help=f"trend figures over the last N windows, with the alert thresholds; 0 for none "
+        f"(default {DEFAULT_TREND_WINDOWS})",
     )
     report.set_defaults(command=report_command)
 

@@ -16,7 +16,7 @@ from spark_calib.config import Config, OutputConfig
 from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
 from spark_calib.stats import schema as stats_schema
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import REGRESSION_TASK, check_job_config
+from spark_calib_cli.evaluate_job import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.ranking import (
     DEFAULT_MIN_SLICE_ROWS,
     KEY_COLUMNS,
@@ -27,6 +27,7 @@ from spark_calib_cli.ranking import (
 from spark_calib_cli.report import write_reliability_diagrams
 from spark_calib_cli.report_regression_job import run_regression_report
 from spark_calib_cli.report_roc_job import run_roc_report
+from spark_calib_cli.report_trend_job import DEFAULT_TREND_WINDOWS, run_trend_report
 from spark_calib_cli.tables import METRICS_TABLE, RELIABILITY_TABLE
 from spark_calib_cli.write import read_partition, table_location
 
@@ -47,8 +48,43 @@ def run_report(
     *,
     top_slices: int = DEFAULT_REPORT_SLICES,
     min_slice_rows: int = DEFAULT_MIN_SLICE_ROWS,
+    granularity: str | None = None,
+    trend_windows: int = DEFAULT_TREND_WINDOWS,
+) -> list[Path]:
+    """Write the run date's diagrams, then the trend figures of the last ``trend_windows``
+    windows (``report_trend_job``; none when 0), into ``out_dir``; return their paths."""
+    check_job_config(config)
+    granularity = granularity or run_window(config, run_date).granularity
+    written = _window_diagrams(
+        spark,
+        config,
+        run_date,
+        out_dir,
+        top_slices=top_slices,
+        min_slice_rows=min_slice_rows,
+        granularity=granularity,
+    )
+    if trend_windows <= 0:
+        return written
+    return written + run_trend_report(
+        spark, config, run_date, granularity, out_dir, windows=trend_windows
+    )
+
+
+def _window_diagrams(
+    spark: SparkSession,
+    config: Config,
+    run_date: dt.date,
+    out_dir: Path,
+    *,
+    top_slices: int,
+    min_slice_rows: int,
+    granularity: str,
 ) -> list[Path]:
     """Write the run date's diagrams into ``out_dir`` and return their paths.
+
+    ``granularity`` picks the window ending on ``run_date`` (default: the daily run's, ``day``
+    or ``rolling_Nd``); the ROC and regression diagrams exist for daily runs only.
 
     Classification: ``reliability_<model_version>.png`` (overall + the ``top_slices`` worst
     slices by ECE with at least ``min_slice_rows`` rows), and ``roc_<model_version>.png``
@@ -60,8 +96,12 @@ def run_report(
     missing.
     """
     _, output = check_job_config(config)
-    metrics = read_partition(spark, output, METRICS_TABLE, run_date)
+    daily = run_window(config, run_date).granularity
+    metrics = read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity)
     if config.task == REGRESSION_TASK:
+        if granularity != daily:
+            # The interval calibration table is written by daily runs only.
+            return []
         if metrics.isEmpty():
             raise _no_rows(output, run_date)
         return run_regression_report(
@@ -73,9 +113,9 @@ def run_report(
             top_slices=top_slices,
             min_slice_rows=min_slice_rows,
         )
-    reliability = read_partition(spark, output, RELIABILITY_TABLE, run_date).where(
-        F.col("class").isNull()
-    )
+    reliability = read_partition(
+        spark, output, RELIABILITY_TABLE, run_date, granularity=granularity
+    ).where(F.col("class").isNull())
     chosen = worst_slices(
         slice_overview(metrics, reliability), top=top_slices, min_rows=min_slice_rows
     )
@@ -91,6 +131,8 @@ def run_report(
         .toPandas(),
     )
     written = write_reliability_diagrams(bins, panels, out_dir, run_date=run_date.isoformat())
+    if granularity != daily:
+        return written
     return written + run_roc_report(spark, output, metrics, run_date, out_dir)
 
 

@@ -4,7 +4,10 @@ Every table gets the run's ``run_id`` and ``config_hash`` columns (and, when wri
 ``run_date`` partition column). The invalid-rows table keeps the original row as a JSON string,
 so its schema is the same for every input and one table can hold several runs.
 
-Four tables are written by every run. The optional ones (``OPTIONAL_TABLES``) come from
+Four tables are written by every run. The metrics and reliability tables carry the window
+they describe (``window_start``, ``window_end``; the ``granularity`` is a partition column next
+to ``run_date``, see ``WINDOWED_TABLES``), and so do the monitoring tables (drift, alerts and
+windows, written by ``monitor_job``). The optional ones (``OPTIONAL_TABLES``) come from
 outputs of ``evaluate`` that exist only when their metric is requested (``confusion_matrix``,
 ``threshold_metrics``, ``roc_curve``) or the task produces them (regression with a std or
 variance column); a run without them writes nothing to those tables.
@@ -18,6 +21,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.columns import input_col
+from spark_calib.windows import TimeWindow
 
 METRICS_TABLE = "calibration_metrics"
 RELIABILITY_TABLE = "calibration_reliability"
@@ -27,18 +31,27 @@ CONFUSION_TABLE = "calibration_confusion"
 THRESHOLDS_TABLE = "calibration_thresholds"
 ROC_TABLE = "calibration_roc"
 REGRESSION_TABLE = "calibration_regression"
+DRIFT_TABLE = "calibration_drift"
+ALERTS_TABLE = "calibration_alerts"
+WINDOWS_TABLE = "calibration_windows"
 
 OPTIONAL_TABLES = (CONFUSION_TABLE, THRESHOLDS_TABLE, ROC_TABLE, REGRESSION_TABLE)
+# Partitioned by run_date and granularity: one partition per window.
+WINDOWED_TABLES = frozenset(
+    {METRICS_TABLE, RELIABILITY_TABLE, DRIFT_TABLE, ALERTS_TABLE, WINDOWS_TABLE}
+)
 
 RUN_ID = "run_id"
 CONFIG_HASH = "config_hash"
 MODEL_VERSION = "model_version"
 REASON = "reason"
 ROW_JSON = "row_json"
+WINDOW_START = "window_start"
+WINDOW_END = "window_end"
 
 
 def run_tables(
-    result: EvaluationResult, config: Config, run_id: str, config_digest: str
+    result: EvaluationResult, config: Config, run_id: str, config_digest: str, window: TimeWindow
 ) -> list[tuple[str, DataFrame]]:
     """(table name, frame) for each output of this run, in write order.
 
@@ -48,11 +61,20 @@ def run_tables(
     frames = [
         (INVALID_ROWS_TABLE, invalid_rows_frame(result.invalid, config)),
         (STATS_TABLE, result.stats),
-        (RELIABILITY_TABLE, result.reliability),
+        (RELIABILITY_TABLE, with_window(result.reliability, window)),
         *optional_frames(result),
-        (METRICS_TABLE, result.metrics),
+        (METRICS_TABLE, with_window(result.metrics, window)),
     ]
     return [(name, with_run_columns(frame, run_id, config_digest)) for name, frame in frames]
+
+
+def with_window(frame: DataFrame, window: TimeWindow) -> DataFrame:
+    """``frame`` plus the DATE columns ``window_start`` and ``window_end``."""
+    return frame.select(
+        "*",
+        F.lit(window.start).alias(WINDOW_START),
+        F.lit(window.end).alias(WINDOW_END),
+    )
 
 
 def optional_frames(result: EvaluationResult) -> list[tuple[str, DataFrame]]:

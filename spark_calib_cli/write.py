@@ -1,7 +1,9 @@
 """Write one run_date partition of an output table, and read it back.
 
-Each table is partitioned by ``run_date`` (a DATE). Writing replaces exactly the run date's
-partition and nothing else, and a reader never sees a partially written partition:
+Each table is partitioned by ``run_date`` (a DATE), and the windowed tables (metrics,
+reliability, drift, alerts, windows) by ``run_date`` and then ``granularity`` (``day``,
+``week``, …). Writing replaces exactly one partition (the run date's, or the run date's and
+granularity's) and nothing else, and a reader never sees a partially written partition:
 
 - a run with rows is written by Spark's *dynamic* partition overwrite. The rows go to a hidden
   staging directory (``<table>/.spark-staging-<job id>``) and only when every task has
@@ -36,6 +38,7 @@ from spark_calib_cli.errors import MissingInputError, OutputError
 from spark_calib_cli.identifiers import checked_identifier
 
 RUN_DATE = "run_date"
+GRANULARITY = "granularity"
 OUTPUT_FORMAT = "parquet"
 MISSING_PATH_CONDITIONS = frozenset({"PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"})
 PARTITION_OVERWRITE_MODE_CONF = "spark.sql.sources.partitionOverwriteMode"
@@ -60,10 +63,13 @@ def write_partition(
     run_date: dt.date,
     *,
     empty: bool = False,
+    granularity: str | None = None,
 ) -> str:
     """Replace the ``run_date`` partition of ``table`` with ``frame`` and return its location.
 
-    ``frame`` holds every column but ``run_date``. ``empty`` says that ``frame`` has no rows
+    With ``granularity``, the table is partitioned by run_date and granularity and only the
+    (run_date, granularity) partition is replaced. ``frame`` holds every column but the
+    partition columns. ``empty`` says that ``frame`` has no rows
     (the caller knows it from the scan's counts, so no Spark job is spent finding out); it
     selects the static overwrite, the only one that can replace old rows by none. A frame with
     rows passed with ``empty=True`` is still written correctly, only without the staged swap.
@@ -72,23 +78,24 @@ def write_partition(
     mixing two schemas in one table.
     """
     location = table_location(output, table)
+    partition = _partition(run_date, granularity)
     existing = _existing_schema(spark, output, location)
     if existing is not None:
-        _check_same_columns(existing, frame.schema, location)
+        _check_same_columns(existing, frame.schema, location, partition)
     if output.database is not None:
         _insert_partition(
-            spark, frame, output.database, location, existing, run_date, dynamic=not empty
+            spark, frame, output.database, location, existing, partition, dynamic=not empty
         )
     elif empty:
         frame.write.mode("overwrite").format(OUTPUT_FORMAT).save(
-            _partition_path(location, run_date)
+            _partition_path(location, partition)
         )
     else:
         (
-            frame.withColumn(RUN_DATE, F.lit(run_date))
+            _with_partition_columns(frame, partition)
             .write.mode("overwrite")
             .option(PARTITION_OVERWRITE_MODE_OPTION, DYNAMIC)
-            .partitionBy(RUN_DATE)
+            .partitionBy(*partition)
             .format(OUTPUT_FORMAT)
             .save(location)
         )
@@ -96,7 +103,12 @@ def write_partition(
 
 
 def clear_partition(
-    spark: SparkSession, output: OutputConfig, table: str, run_date: dt.date
+    spark: SparkSession,
+    output: OutputConfig,
+    table: str,
+    run_date: dt.date,
+    *,
+    granularity: str | None = None,
 ) -> str | None:
     """Empty the ``run_date`` partition of ``table`` if the table exists; return its location,
     or None when there is no such table.
@@ -105,26 +117,42 @@ def clear_partition(
     that no longer asks for it must not leave the first run's rows behind.
     """
     location = table_location(output, table)
+    partition = _partition(run_date, granularity)
     existing = _existing_schema(spark, output, location)
     if existing is None:
         return None
-    columns = StructType([field for field in existing.fields if field.name != RUN_DATE])
+    columns = StructType([field for field in existing.fields if field.name not in partition])
     empty = spark.createDataFrame([], columns)
     if output.database is not None:
         _insert_partition(
-            spark, empty, output.database, location, existing, run_date, dynamic=False
+            spark, empty, output.database, location, existing, partition, dynamic=False
         )
     else:
         empty.write.mode("overwrite").format(OUTPUT_FORMAT).save(
-            _partition_path(location, run_date)
+            _partition_path(location, partition)
         )
     return location
 
 
 def read_partition(
-    spark: SparkSession, output: OutputConfig, table: str, run_date: dt.date
+    spark: SparkSession,
+    output: OutputConfig,
+    table: str,
+    run_date: dt.date,
+    *,
+    granularity: str | None = None,
 ) -> DataFrame:
-    """The rows of ``table`` for ``run_date``. Raises ``MissingInputError`` if no table."""
+    """The rows of ``table`` for ``run_date`` (and ``granularity``, for a windowed table).
+    Raises ``MissingInputError`` if there is no such table."""
+    frame = read_table(spark, output, table)
+    selected = frame.where(F.col(RUN_DATE) == F.lit(run_date))
+    if granularity is not None:
+        selected = selected.where(F.col(GRANULARITY) == F.lit(granularity))
+    return selected
+
+
+def read_table(spark: SparkSession, output: OutputConfig, table: str) -> DataFrame:
+    """Every row of ``table``. Raises ``MissingInputError`` if there is no such table."""
     location = table_location(output, table)
     if output.database is not None:
         if not spark.catalog.tableExists(location):
@@ -139,16 +167,21 @@ def read_partition(
             if error.getCondition() in MISSING_PATH_CONDITIONS:
                 raise MissingInputError(f"output table {location!r} does not exist") from None
             raise
-    return frame.where(F.col(RUN_DATE) == F.lit(run_date))
+    return frame
 
 
 def read_optional_partition(
-    spark: SparkSession, output: OutputConfig, table: str, run_date: dt.date
+    spark: SparkSession,
+    output: OutputConfig,
+    table: str,
+    run_date: dt.date,
+    *,
+    granularity: str | None = None,
 ) -> DataFrame | None:
     """The rows of ``table`` for ``run_date``, or None when the table does not exist (an
     optional output that no run of this job has produced)."""
     try:
-        return read_partition(spark, output, table, run_date)
+        return read_partition(spark, output, table, run_date, granularity=granularity)
     except MissingInputError:
         return None
 
@@ -159,7 +192,7 @@ def _insert_partition(
     database: str,
     location: str,
     existing: StructType | None,
-    run_date: dt.date,
+    partition: dict[str, object],
     *,
     dynamic: bool,
 ) -> None:
@@ -169,20 +202,22 @@ def _insert_partition(
         )
     if existing is None:
         (
-            frame.withColumn(RUN_DATE, F.lit(run_date))
+            _with_partition_columns(frame, partition)
             .limit(0)
             .write.format(OUTPUT_FORMAT)
-            .partitionBy(RUN_DATE)
+            .partitionBy(*partition)
             .saveAsTable(location)
         )
         existing = spark.table(location).schema
     # INSERT matches columns by position, so follow the table's order.
-    ordered = frame.select(*[name for name in existing.fieldNames() if name != RUN_DATE])
+    ordered = frame.select(*[name for name in existing.fieldNames() if name not in partition])
+    # The partition column names are constants of this module, never user text.
+    names = ", ".join(partition)
     if not dynamic:
+        spec = ", ".join(f"{name} = :{name}" for name in partition)
         spark.sql(
-            "INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (run_date = :run_date) "
-            "SELECT * FROM {rows}",
-            args={"table": location, "run_date": run_date},
+            f"INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION ({spec}) SELECT * FROM {{rows}}",
+            args={"table": location, **partition},
             rows=ordered,
         )
         return
@@ -191,10 +226,11 @@ def _insert_partition(
     previous = spark.conf.get(PARTITION_OVERWRITE_MODE_CONF) or STATIC
     spark.conf.set(PARTITION_OVERWRITE_MODE_CONF, DYNAMIC)
     try:
+        values = ", ".join(f":{name} AS {name}" for name in partition)
         spark.sql(
-            "INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (run_date) "
-            "SELECT *, :run_date AS run_date FROM {rows}",
-            args={"table": location, "run_date": run_date},
+            f"INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION ({names}) "
+            f"SELECT *, {values} FROM {{rows}}",
+            args={"table": location, **partition},
             rows=ordered,
         )
     finally:
@@ -214,12 +250,14 @@ def _existing_schema(spark: SparkSession, output: OutputConfig, location: str) -
         raise
 
 
-def _check_same_columns(existing: StructType, new: StructType, location: str) -> None:
+def _check_same_columns(
+    existing: StructType, new: StructType, location: str, partition: dict[str, object]
+) -> None:
     def columns(schema: StructType) -> dict[str, str]:
         return {
             field.name: field.dataType.simpleString()
             for field in schema.fields
-            if field.name != RUN_DATE
+            if field.name not in partition
         }
 
     have, want = columns(existing), columns(new)
@@ -235,5 +273,21 @@ def _check_same_columns(existing: StructType, new: StructType, location: str) ->
         )
 
 
-def _partition_path(location: str, run_date: dt.date) -> str:
-    return f"{location}/{RUN_DATE}={run_date.isoformat()}"
+def _partition(run_date: dt.date, granularity: str | None) -> dict[str, object]:
+    """Partition column → value, in the table's partition order."""
+    if granularity is None:
+        return {RUN_DATE: run_date}
+    return {RUN_DATE: run_date, GRANULARITY: granularity}
+
+
+def _with_partition_columns(frame: DataFrame, partition: dict[str, object]) -> DataFrame:
+    return frame.select("*", *[F.lit(value).alias(name) for name, value in partition.items()])
+
+
+def _partition_path(location: str, partition: dict[str, object]) -> str:
+    # Granularity values (day, week, month, rolling_7d) need no escaping in a path.
+    parts = [
+        f"{name}={value.isoformat() if isinstance(value, dt.date) else value}"
+        for name, value in partition.items()
+    ]
+    return "/".join([location, *parts])

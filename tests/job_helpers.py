@@ -28,9 +28,12 @@ METRICS_SCHEMA = {
     "value": "double",
     "n": "bigint",
     "weight_sum": "double",
+    "window_start": "date",
+    "window_end": "date",
     "run_id": "string",
     "config_hash": "string",
     "run_date": "date",
+    "granularity": "string",
 }
 RELIABILITY_SCHEMA = {
     "model_version": "string",
@@ -45,9 +48,12 @@ RELIABILITY_SCHEMA = {
     "mean_confidence": "double",
     "accuracy": "double",
     "gap": "double",
+    "window_start": "date",
+    "window_end": "date",
     "run_id": "string",
     "config_hash": "string",
     "run_date": "date",
+    "granularity": "string",
 }
 STATS_SCHEMA = {
     "model_version": "string",

@@ -58,7 +58,9 @@ def test_creates_database_and_partitioned_tables(spark: SparkSession, log_path: 
                 "SHOW PARTITIONS IDENTIFIER(:table)", args={"table": name}
             ).collect()
         ]
-        assert partitions == ["run_date=2024-06-30"], table
+        windowed = table in ("calibration_metrics", "calibration_reliability")
+        expected = "run_date=2024-06-30" + ("/granularity=day" if windowed else "")
+        assert partitions == [expected], table
     assert spark.table(f"{database}.calibration_invalid_rows").count() == 0
 
 

@@ -17,6 +17,8 @@ from spark_calib.errors import ConfigError
 
 ConfigSource = Config | Mapping[str, Any] | str | Path
 
+MONITORING_SECTIONS = ("drift", "alerts", "rollup")
+
 
 def load_config(source: ConfigSource, overrides: Iterable[str] = ()) -> Config:
     """Validate ``source`` into a frozen ``Config``.
@@ -40,8 +42,12 @@ def load_config(source: ConfigSource, overrides: Iterable[str] = ()) -> Config:
 
 
 def config_hash(config: Config) -> str:
-    """A stable 16-hex-digit hash of the validated config (key order and defaults normalised)."""
-    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """A stable 16-hex-digit hash of the validated config (key order and defaults normalised).
+
+    The monitoring sections (``MONITORING_SECTIONS``) are left out: they only read what a run
+    computed, so statistics written before an alert rule was added can still be rolled up."""
+    evaluation = config.model_dump(mode="json", exclude=set(MONITORING_SECTIONS))
+    canonical = json.dumps(evaluation, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

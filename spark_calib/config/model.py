@@ -7,18 +7,12 @@ Every section forbids unknown keys, so a typo is an error and never a silent def
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import (
-    AllowInfNan,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, field_validator, model_validator
 
+from spark_calib.config.base import Float, Int, Number, StrictModel
+from spark_calib.config.monitoring import AlertRule, DriftConfig, RollupConfig
 from spark_calib.constants import (
     DEFAULT_AUC_BUCKETS,
     DEFAULT_COVERAGE_LEVELS,
@@ -36,23 +30,9 @@ BinEdges = Literal["left_closed", "right_closed"]
 SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
 InputFormat = Literal["parquet", "orc", "json", "csv", "delta"]
 
+if TYPE_CHECKING:
+    from spark_calib.metrics.registry import MetricSpec
 
-def _number_as_written(value: object) -> object:
-    """Reject booleans and text where a number is expected: pydantic's lax mode would read
-    YAML's `yes`/`true` as 1 and a quoted '10' as 10 without a word."""
-    if isinstance(value, bool):
-        raise ValueError("expected a number, not a boolean")
-    if isinstance(value, str):
-        raise ValueError("expected a number, not text")
-    return value
-
-
-# Numeric config values: numbers only (an int where a float is expected is fine). Float is
-# finite too: YAML's .nan or .inf as a tolerance or threshold would silently pass or fail every
-# row. (class_weights and cost_matrix take Number: their validators name the bad entry.)
-Int = Annotated[int, BeforeValidator(_number_as_written)]
-Number = Annotated[float, BeforeValidator(_number_as_written)]
-Float = Annotated[Number, AllowInfNan(False)]
 
 # Which column roles each task requires, allows, and which combinations are alternatives.
 TASK_COLUMN_ROLES: dict[str, frozenset[str]] = {
@@ -62,10 +42,6 @@ TASK_COLUMN_ROLES: dict[str, frozenset[str]] = {
     "regression": frozenset({"prediction", "target", "std", "variance"}),
 }
 COMMON_COLUMN_ROLES = frozenset({"weight", "model_version"})
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Columns(StrictModel):
@@ -149,6 +125,9 @@ class Config(StrictModel):
     coverage_levels: tuple[Float, ...] = DEFAULT_COVERAGE_LEVELS
     input: InputConfig | None = None
     output: OutputConfig | None = None
+    drift: DriftConfig = DriftConfig()
+    alerts: tuple[AlertRule, ...] = ()
+    rollup: RollupConfig = RollupConfig()
 
     @field_validator("slices", mode="before")
     @classmethod
@@ -284,8 +263,40 @@ class Config(StrictModel):
         # Imported here: the registry is part of the metrics layer, which imports this module.
         from spark_calib.metrics.registry import resolve_metrics
 
-        resolve_metrics(self.task, self.metrics, self.features())
+        specs = resolve_metrics(self.task, self.metrics, self.features())
+        self._check_alert_rules({spec.name: spec for spec in specs})
         return self
+
+    def _check_alert_rules(self, specs: dict[str, MetricSpec]) -> None:
+        """Each rule names a computed metric value and a configured slice; change rules need
+        a metric the statistics give (drift is computed from them) and, against the
+        baseline, a configured baseline."""
+        from spark_calib.metrics.registry import EXACT_RANKING
+
+        for index, rule in enumerate(self.alerts):
+            where = f"alerts[{index}] ({rule.label()})"
+            spec = specs.get(rule.metric)
+            if spec is None or spec.table:
+                values = sorted(name for name, s in specs.items() if not s.table)
+                raise ValueError(
+                    f"{where}: metric {rule.metric!r} is not computed by this config; "
+                    f"metrics: {values}"
+                )
+            if rule.slice is not None and rule.slice not in self.slices:
+                raise ValueError(
+                    f"{where}: slice {list(rule.slice)} is not one of the configured slices "
+                    f"{[list(columns) for columns in self.slices]}"
+                )
+            if rule.on_change and spec.family == EXACT_RANKING:
+                raise ValueError(
+                    f"{where}: {rule.metric} is computed from the input, not the statistics, "
+                    f"so it has no drift; use {rule.metric}_binned"
+                )
+            if rule.on_change and rule.compare_to == "baseline" and not self.drift.has_baseline:
+                raise ValueError(
+                    f"{where}: compare_to baseline needs drift.baseline_model_version or "
+                    f"drift.baseline_dates"
+                )
 
     def _check_class_keys(self) -> None:
         """class_weights and cost_matrix must fit the classes when K is known from the config."""

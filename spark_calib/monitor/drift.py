@@ -1,0 +1,131 @@
+"""Drift: a window's metric values against the previous window's and a baseline's.
+
+``window_values`` gives the metrics of a statistics table with their standard errors
+(``spark_calib.monitor.noise``). ``drift_table`` joins the current window's values with the
+previous window's (same model version, slice, class and metric) and with a baseline's: either
+the same window's values of ``baseline_model_version``, or the values of the same model version
+over a fixed date range (``baseline_values``).
+
+For a reference r (previous or baseline): delta = value − r.value and
+z = delta / sqrt(SE² + r.SE²) (null when a metric has no noise model or the denominator is 0).
+A change is significant when both windows have n ≥ ``min_n`` rows, |delta| ≥ ``min_delta`` and,
+when z is defined, |z| ≥ ``z``: it exceeds the absolute threshold and the sampling noise.
+It is null when there is no reference value.
+
+Output columns: model_version, slice_name, slice_value, class, metric, value, n, std_error,
+previous_value, previous_n, previous_delta, previous_z, previous_significant, baseline,
+baseline_value, baseline_n, baseline_delta, baseline_z, baseline_significant.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config, ConfigSource, load_config
+from spark_calib.config.monitoring import DriftConfig
+from spark_calib.metrics.compute import metrics_from_stats
+from spark_calib.metrics.output import COUNT_METRIC, METRIC, VALUE
+from spark_calib.monitor.noise import STD_ERROR, standard_errors
+from spark_calib.stats import schema as stats
+
+PREVIOUS = "previous"
+BASELINE = "baseline"
+VALUE_COLUMNS = (*stats.KEY_COLUMNS, METRIC, VALUE, stats.N, STD_ERROR)
+COMPARISON_MEASURES = ("value", "n", "delta", "z", "significant")
+DRIFT_COLUMNS = (
+    *VALUE_COLUMNS,
+    *[f"{PREVIOUS}_{measure}" for measure in COMPARISON_MEASURES],
+    BASELINE,
+    *[f"{BASELINE}_{measure}" for measure in COMPARISON_MEASURES],
+)
+_METRIC_KEYS = (stats.SLICE_NAME, stats.SLICE_VALUE, stats.CLASS, METRIC)
+
+
+def window_values(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
+    """The metrics of ``stats_df`` (everything but ``count`` and the exact ranking metrics,
+    which the statistics cannot give) with their standard errors: ``VALUE_COLUMNS``."""
+    cfg = load_config(config)
+    metrics = metrics_from_stats(stats_df, cfg).where(F.col(METRIC) != COUNT_METRIC)
+    noise = standard_errors(stats_df)
+    keys = [*stats.KEY_COLUMNS, METRIC]
+    on = [metrics[key].eqNullSafe(noise[key]) for key in keys]
+    return metrics.join(noise, on=on, how="left").select(
+        *[metrics[key] for key in keys],
+        metrics[VALUE],
+        metrics[stats.N],
+        noise[STD_ERROR],
+    )
+
+
+def drift_table(
+    current: DataFrame,
+    previous: DataFrame | None,
+    baseline_values: DataFrame | None,
+    config: Config,
+) -> DataFrame:
+    """``DRIFT_COLUMNS`` for every row of ``current`` (a ``window_values`` frame).
+
+    ``previous`` and ``baseline_values`` are ``window_values`` frames of the previous window
+    and of the baseline date range, or None when there is none. With
+    ``drift.baseline_model_version`` the baseline comes from ``current`` itself.
+    """
+    drift = config.drift
+    with_previous = _compare(current, previous, PREVIOUS, drift, same_version=True)
+    label = drift.baseline_label()
+    if drift.baseline_model_version is not None:
+        reference = current.where(F.col(stats.MODEL_VERSION) == F.lit(drift.baseline_model_version))
+        compared = _compare(with_previous, reference, BASELINE, drift, same_version=False)
+    else:
+        compared = _compare(with_previous, baseline_values, BASELINE, drift, same_version=True)
+    return compared.withColumn(BASELINE, F.lit(label).cast("string")).select(*DRIFT_COLUMNS)
+
+
+def _compare(
+    current: DataFrame,
+    reference: DataFrame | None,
+    prefix: str,
+    drift: DriftConfig,
+    *,
+    same_version: bool,
+) -> DataFrame:
+    """``current`` plus ``<prefix>_value``, ``_n``, ``_delta``, ``_z`` and ``_significant``."""
+    ref_value, ref_n, ref_se = f"{prefix}_value", f"{prefix}_n", f"_{prefix}_se"
+    if reference is None:
+        joined = current.select(
+            "*",
+            F.lit(None).cast("double").alias(ref_value),
+            F.lit(None).cast("long").alias(ref_n),
+            F.lit(None).cast("double").alias(ref_se),
+        )
+    else:
+        keys = (stats.MODEL_VERSION, *_METRIC_KEYS) if same_version else _METRIC_KEYS
+        renamed = reference.select(
+            *[F.col(key).alias(f"_ref_{key}") for key in keys],
+            F.col(VALUE).alias(ref_value),
+            F.col(stats.N).alias(ref_n),
+            F.col(STD_ERROR).alias(ref_se),
+        )
+        on = [current[key].eqNullSafe(renamed[f"_ref_{key}"]) for key in keys]
+        joined = current.join(renamed, on=on, how="left").drop(*[f"_ref_{k}" for k in keys])
+    delta = F.col(VALUE) - F.col(ref_value)
+    noise = F.sqrt(F.col(STD_ERROR) * F.col(STD_ERROR) + F.col(ref_se) * F.col(ref_se))
+    z = F.try_divide(delta, noise)
+    return joined.select(
+        *current.columns,
+        F.col(ref_value),
+        F.col(ref_n),
+        delta.alias(f"{prefix}_delta"),
+        z.alias(f"{prefix}_z"),
+        significant(delta, z, F.col(stats.N), F.col(ref_n), drift).alias(f"{prefix}_significant"),
+    )
+
+
+def significant(delta: Column, z: Column, n: Column, ref_n: Column, drift: DriftConfig) -> Column:
+    """|delta| ≥ min_delta, |z| ≥ z when z is defined, and n ≥ min_n in both windows
+    (null when delta is)."""
+    above_noise = F.coalesce(F.abs(z) >= F.lit(drift.z), F.lit(True))
+    enough_rows = (n >= F.lit(drift.min_n)) & (ref_n >= F.lit(drift.min_n))
+    return F.when(
+        delta.isNotNull(), (F.abs(delta) >= F.lit(drift.min_delta)) & above_noise & enough_rows
+    )

@@ -1,0 +1,183 @@
+"""After a window's metrics are written (a daily run or a rollup): its windows row, its drift
+against the previous window and the baseline, and the alert rules that fire.
+
+Everything is computed from the statistics table and the window's metrics frame, so the
+previous window and a baseline date range cost a read of their (small) statistics, never a
+scan of the prediction logs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DateType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from spark_calib.config import Config
+from spark_calib.monitor import drift_table, fired_alerts, window_values
+from spark_calib.monitor.alerts import FAIL, MESSAGE, RULE
+from spark_calib.windows import TimeWindow, previous_window
+from spark_calib_cli.tables import (
+    ALERTS_TABLE,
+    CONFIG_HASH,
+    DRIFT_TABLE,
+    RUN_ID,
+    WINDOW_END,
+    WINDOW_START,
+    WINDOWS_TABLE,
+    with_run_columns,
+    with_window,
+)
+from spark_calib_cli.window_stats import read_window_stats, require_daily_runs
+from spark_calib_cli.write import read_partition, write_partition
+
+# Alert lines printed by a run; the table holds them all.
+MAX_PRINTED_ALERTS = 20
+WINDOWS_SCHEMA = StructType(
+    [
+        StructField(WINDOW_START, DateType()),
+        StructField(WINDOW_END, DateType()),
+        StructField("days_expected", LongType()),
+        StructField("days_present", ArrayType(DateType())),
+        StructField("days_missing", ArrayType(DateType())),
+        StructField("n_rows", LongType()),
+        StructField(RUN_ID, StringType()),
+        StructField(CONFIG_HASH, StringType()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class FiredAlert:
+    rule: str
+    fail: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class MonitorOutcome:
+    """The alerts that fired (the first ``MAX_PRINTED_ALERTS``), how many there were, and
+    whether a ``fail: true`` rule fired."""
+
+    alerts: tuple[FiredAlert, ...]
+    n_alerts: int
+    failed: bool
+    previous: str
+    baseline: str | None
+
+
+def write_window_row(
+    spark: SparkSession,
+    config: Config,
+    window: TimeWindow,
+    present: list[dt.date],
+    missing: list[dt.date],
+    n_rows: int,
+    run_id: str,
+    config_digest: str,
+) -> None:
+    """The ``calibration_windows`` row of this window: which days it has, and its rows."""
+    assert config.output is not None
+    row = (
+        window.start,
+        window.end,
+        len(present) + len(missing),
+        present,
+        missing,
+        n_rows,
+        run_id,
+        config_digest,
+    )
+    frame = spark.createDataFrame([row], WINDOWS_SCHEMA)
+    write_partition(
+        spark, frame, config.output, WINDOWS_TABLE, window.end, granularity=window.granularity
+    )
+
+
+def run_monitoring(
+    spark: SparkSession,
+    config: Config,
+    window: TimeWindow,
+    current_stats: DataFrame,
+    metrics: DataFrame,
+    run_id: str,
+    config_digest: str,
+    progress: Callable[[str], None],
+) -> MonitorOutcome:
+    """Write the window's drift and alerts partitions (run_date = ``window.end``) and return
+    the alerts. ``current_stats`` are the window's statistics and ``metrics`` its metrics
+    table (without run columns)."""
+    assert config.output is not None
+    output = config.output
+    previous = previous_window(window)
+    progress(f"drift: against the previous window {previous.label()} and the baseline")
+    earlier = read_window_stats(spark, config, previous, config_digest)
+    current = window_values(current_stats, config)
+    baseline_values = None
+    if config.drift.baseline_dates is not None:
+        require_daily_runs(config, "drift.baseline_dates")
+        baseline = read_window_stats(spark, config, config.drift.baseline_dates, config_digest)
+        if baseline.stats is not None:
+            baseline_values = window_values(baseline.stats, config)
+    previous_values = None if earlier.stats is None else window_values(earlier.stats, config)
+    drift = drift_table(current, previous_values, baseline_values, config).persist()
+    try:
+        _write_windowed(spark, config, DRIFT_TABLE, drift, window, run_id, config_digest)
+        alerts = fired_alerts(metrics, drift, config)
+        _write_windowed(spark, config, ALERTS_TABLE, alerts, window, run_id, config_digest)
+    finally:
+        drift.unpersist()
+    written = read_partition(
+        spark, output, ALERTS_TABLE, window.end, granularity=window.granularity
+    )
+    rows = (
+        written.orderBy(
+            F.col(FAIL).desc(), "rule_index", "model_version", "slice_name", "slice_value"
+        )
+        .select(RULE, FAIL, MESSAGE)
+        .limit(MAX_PRINTED_ALERTS)
+        .collect()
+    )
+    count = written.count() if len(rows) == MAX_PRINTED_ALERTS else len(rows)
+    # Failing alerts sort first, so the first row tells whether any failing rule fired.
+    failed = bool(rows) and bool(rows[0][FAIL])
+    return MonitorOutcome(
+        alerts=tuple(FiredAlert(row[RULE], bool(row[FAIL]), row[MESSAGE]) for row in rows),
+        n_alerts=count,
+        failed=failed,
+        previous=f"{previous.label()} ({len(earlier.present)} of "
+        f"{len(earlier.present) + len(earlier.missing)} run dates)",
+        baseline=config.drift.baseline_label(),
+    )
+
+
+def _write_windowed(
+    spark: SparkSession,
+    config: Config,
+    table: str,
+    frame: DataFrame,
+    window: TimeWindow,
+    run_id: str,
+    config_digest: str,
+) -> None:
+    assert config.output is not None
+    rows = with_run_columns(with_window(frame, window), run_id, config_digest)
+    write_partition(
+        spark,
+        rows,
+        config.output,
+        table,
+        window.end,
+        empty=frame.isEmpty(),
+        granularity=window.granularity,
+    )

@@ -1,0 +1,131 @@
+"""The trend figures of a report: each watched metric over the last N windows of one
+granularity, per model version, with the alert rules' thresholds and the alerts that fired.
+
+Watched metrics: those named by alert rules, else ``DEFAULT_TREND_METRICS`` that the run wrote.
+Panels: the overall slice and the slice values where an alert on the metric fired in those
+windows (at most ``MAX_ALERT_SLICES`` per metric, the ones that fired most). Only those rows
+reach the driver.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import cast
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config
+from spark_calib.constants import OVERALL_SLICE_NAME
+from spark_calib.slices import slice_name
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.report.trend_figures import write_trend_figures
+from spark_calib_cli.tables import ALERTS_TABLE, METRICS_TABLE, WINDOW_END
+from spark_calib_cli.write import GRANULARITY, RUN_DATE, read_table
+
+DEFAULT_TREND_WINDOWS = 14
+DEFAULT_TREND_METRICS = ("ece", "accuracy", "rmse", "coverage")
+MAX_ALERT_SLICES = 11
+SERIES_KEYS = ("metric", "slice_name", "slice_value")
+
+
+def run_trend_report(
+    spark: SparkSession,
+    config: Config,
+    run_date: dt.date,
+    granularity: str,
+    out_dir: Path,
+    *,
+    windows: int = DEFAULT_TREND_WINDOWS,
+) -> list[Path]:
+    """Write ``trend_<metric>.png`` for the last ``windows`` windows of ``granularity`` that
+    end on or before ``run_date``; return the paths ([] when there is nothing to draw)."""
+    assert config.output is not None
+    metrics = read_table(spark, config.output, METRICS_TABLE).where(
+        (F.col(GRANULARITY) == F.lit(granularity)) & (F.col(RUN_DATE) <= F.lit(run_date))
+    )
+    ends = [
+        row[RUN_DATE]
+        for row in metrics.select(RUN_DATE)
+        .distinct()
+        .orderBy(F.col(RUN_DATE).desc())
+        .limit(windows)
+        .collect()
+    ]
+    if not ends:
+        return []
+    watched = _watched_metrics(config)
+    metrics = metrics.where(F.col(RUN_DATE).isin(ends) & F.col("metric").isin(watched))
+    fired = _fired(spark, config, granularity, ends, watched)
+    flagged = (
+        fired.groupBy(*SERIES_KEYS)
+        .count()
+        .orderBy(F.col("count").desc(), *SERIES_KEYS)
+        .limit(MAX_ALERT_SLICES * len(watched))
+        .drop("count")
+    )
+    overall = F.col("slice_name") == F.lit(OVERALL_SLICE_NAME)
+    chosen = metrics.where(F.col("class").isNull()).join(
+        flagged, on=list(SERIES_KEYS), how="left_semi"
+    )
+    points = metrics.where(F.col("class").isNull() & overall).unionByName(chosen)
+    point_frame = _pandas(
+        points.select(*SERIES_KEYS, "model_version", WINDOW_END, "value", "n").distinct()
+    )
+    fired_frame = _pandas(
+        fired.select(*SERIES_KEYS, "model_version", WINDOW_END, "rule").distinct()
+    )
+    return write_trend_figures(
+        point_frame,
+        _thresholds(config),
+        fired_frame,
+        out_dir,
+        granularity=granularity,
+        run_date=run_date.isoformat(),
+    )
+
+
+def _watched_metrics(config: Config) -> list[str]:
+    ruled = list(dict.fromkeys(rule.metric for rule in config.alerts))
+    return ruled or list(DEFAULT_TREND_METRICS)
+
+
+def _fired(
+    spark: SparkSession, config: Config, granularity: str, ends: list[dt.date], watched: list[str]
+) -> DataFrame:
+    """The alert rows of those windows on the watched metrics (none when no alerts table)."""
+    assert config.output is not None
+    try:
+        alerts = read_table(spark, config.output, ALERTS_TABLE)
+    except MissingInputError:
+        schema = "metric string, slice_name string, slice_value string, model_version string, "
+        return spark.createDataFrame([], schema + f"{WINDOW_END} date, rule string")
+    return alerts.where(
+        (F.col(GRANULARITY) == F.lit(granularity))
+        & F.col(RUN_DATE).isin(ends)
+        & F.col("metric").isin(watched)
+    )
+
+
+def _thresholds(config: Config) -> pd.DataFrame:
+    """The absolute thresholds (max, min) of the alert rules, one row per rule."""
+    rows = [
+        {
+            "metric": rule.metric,
+            "slice_name": None if rule.slice is None else slice_name(rule.slice),
+            "model_version": rule.model_version,
+            "kind": rule.condition,
+            "threshold": rule.threshold,
+            "rule": rule.label(),
+        }
+        for rule in config.alerts
+        if not rule.on_change
+    ]
+    columns = ["metric", "slice_name", "model_version", "kind", "threshold", "rule"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _pandas(frame: DataFrame) -> pd.DataFrame:
+    return cast(pd.DataFrame, frame.toPandas())

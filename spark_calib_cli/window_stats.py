@@ -1,0 +1,86 @@
+"""Read the statistics of a window of run dates from ``calibration_stats`` and sum them.
+
+Windows are summed from runs that each cover their own day (``input.window.lookback_days``
+1, or no window). A run date whose statistics were computed with another ``config_hash`` (a
+different evaluation config) cannot be added to this config's; it is reported, not summed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config, DateRange
+from spark_calib.errors import ConfigError
+from spark_calib.stats.combine import combine_stats
+from spark_calib.windows import TimeWindow
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.tables import CONFIG_HASH, STATS_TABLE
+from spark_calib_cli.write import RUN_DATE, read_table
+
+
+@dataclass(frozen=True)
+class WindowStats:
+    """The summed statistics of the run dates present (None when there are none), which dates
+    of the window are present and missing, and the dates skipped for another config."""
+
+    stats: DataFrame | None
+    present: tuple[dt.date, ...]
+    missing: tuple[dt.date, ...]
+    other_config: tuple[dt.date, ...]
+
+
+def run_length_days(config: Config) -> int:
+    """How many days one run date's statistics cover: ``input.window.lookback_days`` (1 when
+    the input has no window)."""
+    if config.input is None or config.input.window is None:
+        return 1
+    return config.input.window.lookback_days
+
+
+def require_daily_runs(config: Config, what: str) -> None:
+    """ConfigError unless every run covers one day, which ``what`` needs to sum run dates."""
+    days = run_length_days(config)
+    if days != 1:
+        raise ConfigError(
+            f"{what} sums daily statistics, but each run covers {days} days "
+            f"(input.window.lookback_days: {days}); set it to 1"
+        )
+
+
+def read_window_stats(
+    spark: SparkSession,
+    config: Config,
+    dates: TimeWindow | DateRange,
+    config_digest: str,
+) -> WindowStats:
+    """The statistics of the window ``dates`` written with ``config_digest``, summed
+    (``combine_stats``). One small job lists the run dates present.
+
+    The run dates read are those whose runs tile the window: every date when a run covers one
+    day, else ``dates.end``, ``dates.end − L``, … for runs of L days (``run_length_days``).
+    """
+    assert config.output is not None
+    expected = expected_run_dates(dates.start, dates.end, run_length_days(config))
+    try:
+        table = read_table(spark, config.output, STATS_TABLE)
+    except MissingInputError:
+        return WindowStats(None, (), tuple(expected), ())
+    in_range = table.where(F.col(RUN_DATE).isin(expected))
+    found = in_range.select(RUN_DATE, CONFIG_HASH).distinct().collect()
+    matching = sorted({row[RUN_DATE] for row in found if row[CONFIG_HASH] == config_digest})
+    other = sorted({row[RUN_DATE] for row in found} - set(matching))
+    missing = [day for day in expected if day not in matching]
+    summed = None
+    if matching:
+        summed = combine_stats(in_range.where(F.col(CONFIG_HASH) == F.lit(config_digest)))
+    return WindowStats(summed, tuple(matching), tuple(missing), tuple(other))
+
+
+def expected_run_dates(start: dt.date, end: dt.date, run_days: int) -> list[dt.date]:
+    """The run dates whose runs of ``run_days`` days tile ``start``..``end``, oldest first."""
+    count = ((end - start).days + 1) // run_days
+    return [end - dt.timedelta(days=run_days * i) for i in reversed(range(count))]

@@ -1,0 +1,268 @@
+"""Drift and alerts, pinned by hand-computed cases (spark_calib.monitor).
+
+Windows A and B: four binary rows each, 10 bins (left-closed), prediction = [s ≥ 0.5].
+  A: s = 0.9 (y 1), 0.9 (y 0), 0.2 (y 0), 0.2 (y 0) → confidences 0.9, 0.9, 0.8, 0.8.
+     Bin 9: correct 1 + 0, Σconf 1.8 → |1 − 1.8| = 0.8. Bin 8: correct 2, Σconf 1.6 → 0.4.
+     ECE = (0.8 + 0.4)/4 = 0.3, accuracy = 3/4.
+     SE(accuracy)² = 0.75·0.25/4 = 0.046875.
+     SE(ECE)² = (2/4)²·(0.5·0.5/2) + (2/4)²·(1·0/2) = 0.03125.
+  B: s = 0.9 (y 1) twice, 0.2 (y 0) twice → bin 9: |2 − 1.8| = 0.2, bin 8: |2 − 1.6| = 0.4.
+     ECE = 0.6/4 = 0.15, accuracy = 1, both standard errors 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_calib import evaluate
+from spark_calib.config import load_config
+from spark_calib.monitor import drift_table, fired_alerts, standard_errors, window_values
+from spark_calib.monitor.drift import VALUE_COLUMNS
+
+WINDOW_A = [(0.9, 1), (0.9, 0), (0.2, 0), (0.2, 0)]
+WINDOW_B = [(0.9, 1), (0.9, 1), (0.2, 0), (0.2, 0)]
+ACC_A, ACC_B = 0.75, 1.0
+ECE_A, ECE_B = 0.3, 0.15
+SE_ACC_A = math.sqrt(0.046875)
+SE_ECE_A = math.sqrt(0.03125)
+TOL = 1e-12
+
+
+def config(**extra: Any) -> dict[str, Any]:
+    mapping: dict[str, Any] = {
+        "task": "binary",
+        "columns": {"score": "s", "label": "y", "model_version": "v"},
+        "binning": {"n_bins": 10},
+        "metrics": ["ece", "accuracy", "brier", "count"],
+    }
+    mapping.update(extra)
+    return mapping
+
+
+def stats_of(
+    spark: SparkSession, rows: list[tuple[str, float, int]], cfg: dict[str, Any]
+) -> DataFrame:
+    frame = spark.createDataFrame(rows, "v string, s double, y int")
+    return evaluate(frame, cfg).stats
+
+
+def tagged(version: str, rows: list[tuple[float, int]]) -> list[tuple[str, float, int]]:
+    return [(version, s, y) for s, y in rows]
+
+
+def by_metric(frame: DataFrame, version: str = "a") -> dict[str, Any]:
+    return {
+        row["metric"]: row
+        for row in frame.collect()
+        if row["model_version"] == version and row["slice_name"] == "overall"
+    }
+
+
+def test_standard_errors_by_hand(spark: SparkSession) -> None:
+    errors = by_metric(standard_errors(stats_of(spark, tagged("a", WINDOW_A), config())))
+    assert errors["accuracy"]["std_error"] == pytest.approx(SE_ACC_A, abs=TOL)
+    assert errors["error_rate"]["std_error"] == pytest.approx(SE_ACC_A, abs=TOL)
+    assert errors["ece"]["std_error"] == pytest.approx(SE_ECE_A, abs=TOL)
+
+
+def test_drift_against_the_previous_window_by_hand(spark: SparkSession) -> None:
+    cfg = load_config(config(drift={"min_delta": 0.01, "z": 0.5, "min_n": 4}))
+    current = window_values(stats_of(spark, tagged("a", WINDOW_A), config()), cfg)
+    previous = window_values(stats_of(spark, tagged("a", WINDOW_B), config()), cfg)
+    rows = by_metric(drift_table(current, previous, None, cfg))
+
+    accuracy, ece = rows["accuracy"], rows["ece"]
+    assert accuracy["value"] == pytest.approx(ACC_A, abs=TOL)
+    assert accuracy["previous_value"] == pytest.approx(ACC_B, abs=TOL)
+    assert accuracy["previous_delta"] == pytest.approx(ACC_A - ACC_B, abs=TOL)  # a drop: < 0
+    assert accuracy["previous_z"] == pytest.approx((ACC_A - ACC_B) / SE_ACC_A, abs=1e-9)
+    assert ece["previous_delta"] == pytest.approx(ECE_A - ECE_B, abs=TOL)  # worse: > 0
+    assert ece["previous_z"] == pytest.approx((ECE_A - ECE_B) / SE_ECE_A, abs=1e-9)
+    # |z| = 1.15 and 0.85 ≥ 0.5, |Δ| ≥ 0.01, n = 4 ≥ min_n in both windows.
+    assert accuracy["previous_significant"] is True
+    assert ece["previous_significant"] is True
+    # brier has no noise model: threshold and min_n decide.
+    assert rows["brier"]["previous_z"] is None
+    assert rows["brier"]["previous_significant"] is True
+    assert "count" not in rows
+    assert rows["ece"]["baseline"] is None and rows["ece"]["baseline_value"] is None
+
+
+@pytest.mark.parametrize(
+    ("drift", "significant"),
+    [
+        ({"z": 0.9, "min_n": 4}, {"accuracy": True, "ece": False}),  # |z| 1.15 vs 0.85
+        ({"z": 2.0, "min_n": 4}, {"accuracy": False, "ece": False}),
+        ({"z": 0.5, "min_n": 5}, {"accuracy": False, "ece": False}),  # n = 4 < 5
+        ({"z": 0.5, "min_n": 4, "min_delta": 0.2}, {"accuracy": True, "ece": False}),  # 0.25, 0.15
+    ],
+)
+def test_significance_needs_threshold_noise_and_rows(
+    spark: SparkSession, drift: dict[str, Any], significant: dict[str, bool]
+) -> None:
+    cfg = load_config(config(drift=drift))
+    current = window_values(stats_of(spark, tagged("a", WINDOW_A), config()), cfg)
+    previous = window_values(stats_of(spark, tagged("a", WINDOW_B), config()), cfg)
+    rows = by_metric(drift_table(current, previous, None, cfg))
+    assert {name: rows[name]["previous_significant"] for name in significant} == significant
+
+
+def test_baseline_model_version_compares_within_the_window(spark: SparkSession) -> None:
+    cfg = load_config(config(drift={"baseline_model_version": "champion"}))
+    both = tagged("a", WINDOW_A) + tagged("champion", WINDOW_B)
+    current = window_values(stats_of(spark, both, config()), cfg)
+    drift = drift_table(current, None, None, cfg)
+    rows = by_metric(drift)
+    assert rows["ece"]["baseline"] == "model_version=champion"
+    assert rows["ece"]["baseline_value"] == pytest.approx(ECE_B, abs=TOL)
+    assert rows["ece"]["baseline_delta"] == pytest.approx(ECE_A - ECE_B, abs=TOL)
+    assert rows["accuracy"]["baseline_delta"] == pytest.approx(ACC_A - ACC_B, abs=TOL)
+    assert rows["ece"]["previous_value"] is None and rows["ece"]["previous_significant"] is None
+    # The champion against itself: no change.
+    assert by_metric(drift, "champion")["ece"]["baseline_delta"] == 0.0
+
+
+METRIC_COLUMNS = (
+    "model_version string, slice_name string, slice_value string, class string, "
+    "metric string, value double, n bigint, weight_sum double"
+)
+
+
+def alert_config(*rules: dict[str, Any]) -> Any:
+    return load_config(
+        config(
+            slices=[[], ["country"]],
+            alerts=list(rules),
+            drift={"baseline_dates": {"start": "2024-06-01", "end": "2024-06-07"}},
+        )
+    )
+
+
+def no_drift(spark: SparkSession, cfg: Any) -> DataFrame:
+    empty = spark.createDataFrame([], _values_ddl())
+    return drift_table(empty, None, None, cfg)
+
+
+def _values_ddl() -> str:
+    types = {"value": "double", "n": "bigint", "std_error": "double"}
+    return ", ".join(f"`{name}` {types.get(name, 'string')}" for name in VALUE_COLUMNS)
+
+
+def fired(frame: DataFrame) -> set[tuple[str, str]]:
+    return {(row["model_version"], row["slice_value"]) for row in frame.collect()}
+
+
+def test_max_rule_is_strict_respects_min_n_slice_and_version(spark: SparkSession) -> None:
+    metrics = spark.createDataFrame(
+        [
+            ("v1", "country", "BR", None, "ece", 0.0501, 1000, 1000.0),  # fires
+            ("v1", "country", "US", None, "ece", 0.05, 5000, 5000.0),  # at the threshold
+            ("v1", "country", "MX", None, "ece", 0.2, 999, 999.0),  # below min_n
+            ("v1", "overall", "", None, "ece", 0.3, 10_000, 1e4),  # another slice set
+            ("v2", "country", "BR", None, "ece", 0.3, 5000, 5000.0),  # another version
+            ("v1", "country", "DE", None, "accuracy", 0.3, 5000, 5000.0),  # another metric
+            ("v1", "country", "JP", None, "ece", None, 5000, 5000.0),  # undefined value
+        ],
+        METRIC_COLUMNS,
+    )
+    cfg = alert_config(
+        {"metric": "ece", "slice": ["country"], "model_version": "v1", "max": 0.05, "fail": True}
+    )
+    alerts = fired_alerts(metrics, no_drift(spark, cfg), cfg)
+    assert fired(alerts) == {("v1", "BR")}
+    row = alerts.collect()[0]
+    assert row["fail"] is True and row["condition"] == "max" and row["threshold"] == 0.05
+    assert row["rule"] == "ece max 0.05 on [country] for v1"
+    assert row["message"].startswith("ece = 0.0501 > max 0.05 (v1, country=BR, n=1000)")
+
+
+def test_min_rule_on_every_slice_set(spark: SparkSession) -> None:
+    metrics = spark.createDataFrame(
+        [
+            ("v1", "overall", "", None, "accuracy", 0.79, 2000, 2000.0),  # fires
+            ("v1", "country", "BR", None, "accuracy", 0.8, 2000, 2000.0),  # at the threshold
+            ("v1", "country", "US", None, "accuracy", 0.5, 10, 10.0),  # min_n 1000 by default
+        ],
+        METRIC_COLUMNS,
+    )
+    cfg = alert_config({"metric": "accuracy", "min": 0.8})
+    alerts = fired_alerts(metrics, no_drift(spark, cfg), cfg)
+    assert fired(alerts) == {("v1", "")}
+    assert alerts.collect()[0]["fail"] is False
+
+
+def values(spark: SparkSession, rows: list[tuple[str, str, float, int, float]]) -> DataFrame:
+    """(model_version, slice_value, value, n, std_error) of ece rows in the country slice."""
+    full = [(v, "country", s, None, "ece", x, n, se) for v, s, x, n, se in rows]
+    return spark.createDataFrame(full, _values_ddl())
+
+
+def test_increase_rule_needs_threshold_noise_and_rows(spark: SparkSession) -> None:
+    current = values(
+        spark,
+        [
+            ("v1", "BR", 0.10, 5000, 0.002),  # Δ 0.03, z = 0.03/√(8e-6) = 10.6: fires
+            ("v1", "US", 0.10, 5000, 0.01),  # Δ 0.03, z = 0.03/√2e-4 = 2.1 < 3
+            ("v1", "MX", 0.089, 5000, 0.0001),  # Δ 0.019 ≤ 0.02
+            ("v1", "DE", 0.20, 999, 0.0001),  # n < min_n
+            ("v1", "JP", 0.20, 5000, 0.0001),  # the previous window has n < min_n
+            ("v1", "IN", 0.04, 5000, 0.0001),  # a decrease
+        ],
+    )
+    previous = values(
+        spark,
+        [
+            ("v1", "BR", 0.07, 5000, 0.002),
+            ("v1", "US", 0.07, 5000, 0.01),
+            ("v1", "MX", 0.07, 5000, 0.0001),
+            ("v1", "DE", 0.07, 5000, 0.0001),
+            ("v1", "JP", 0.07, 999, 0.0001),
+            ("v1", "IN", 0.09, 5000, 0.0001),
+        ],
+    )
+    cfg = alert_config(
+        {"metric": "ece", "slice": ["country"], "max_increase": 0.02, "min_n": 1000},
+        {"metric": "ece", "slice": ["country"], "max_decrease": 0.04, "fail": True},
+    )
+    drift = drift_table(current, previous, None, cfg)
+    metrics = spark.createDataFrame([], METRIC_COLUMNS)
+    alerts = {row["rule_index"]: row for row in fired_alerts(metrics, drift, cfg).collect()}
+    increase = [
+        row for row in fired_alerts(metrics, drift, cfg).collect() if row["rule_index"] == 0
+    ]
+    assert [(row["slice_value"]) for row in increase] == ["BR"]
+    row = increase[0]
+    assert row["reference_value"] == pytest.approx(0.07, abs=TOL)
+    assert row["delta"] == pytest.approx(0.03, abs=TOL)
+    assert row["z"] == pytest.approx(0.03 / math.sqrt(8e-6), rel=1e-9)
+    # The decrease of 0.05 > 0.04 fires the failing rule.
+    assert alerts[1]["slice_value"] == "IN" and alerts[1]["fail"] is True
+    assert alerts[1]["delta"] == pytest.approx(-0.05, abs=TOL)
+
+
+def test_increase_against_the_baseline(spark: SparkSession) -> None:
+    current = values(spark, [("v1", "BR", 0.10, 5000, 0.002)])
+    baseline = values(spark, [("v1", "BR", 0.05, 5000, 0.002)])
+    previous = values(spark, [("v1", "BR", 0.099, 5000, 0.002)])
+    cfg = alert_config(
+        {"metric": "ece", "max_increase": 0.02, "compare_to": "baseline"},
+        {"metric": "ece", "max_increase": 0.02},
+    )
+    drift = drift_table(current, previous, baseline, cfg)
+    rows = fired_alerts(spark.createDataFrame([], METRIC_COLUMNS), drift, cfg).collect()
+    assert [(row["rule_index"], row["reference_value"]) for row in rows] == [(0, 0.05)]
+    assert drift.collect()[0]["baseline"] == "2024-06-01..2024-06-07"
+
+
+def test_no_rules_give_an_empty_typed_table(spark: SparkSession) -> None:
+    cfg = alert_config()
+    metrics = spark.createDataFrame(
+        [("v1", "overall", "", None, "ece", 0.9, 10**6, 1e6)], METRIC_COLUMNS
+    )
+    alerts = fired_alerts(metrics, no_drift(spark, cfg), cfg)
+    assert alerts.count() == 0
+    assert alerts.schema["fail"].dataType.simpleString() == "boolean"
