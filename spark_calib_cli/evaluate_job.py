@@ -28,9 +28,10 @@ from spark_calib_cli.tables import (
     RELIABILITY_TABLE,
     STATS_TABLE,
     WINDOWED_TABLES,
+    WINDOWS_TABLE,
     run_tables,
 )
-from spark_calib_cli.window_stats import run_length_days
+from spark_calib_cli.window_stats import require_daily_runs, run_length_days
 from spark_calib_cli.write import clear_partition, read_partition, table_location, write_partition
 
 REGRESSION_TASK = "regression"
@@ -65,6 +66,8 @@ def check_job_config(config: Config) -> tuple[InputConfig, OutputConfig]:
         checked_table_name(config.input.table, "input.table")
     if config.output.database is not None:
         checked_identifier(config.output.database, "output.database")
+    if config.drift.baseline_dates is not None:
+        require_daily_runs(config, "drift.baseline_dates")
     return config.input, config.output
 
 
@@ -117,7 +120,9 @@ def run_evaluate(
                 empty=_is_empty(table, rows, result),
                 granularity=window.granularity if table in WINDOWED_TABLES else None,
             )
-        write_window_row(spark, config, window, [run_date], [], result.n_rows, run_id, digest)
+        tables[WINDOWS_TABLE] = write_window_row(
+            spark, config, window, [run_date], [], result.n_rows, run_id, digest
+        )
         # Read back what was written: cheaper than recomputing the metrics from the statistics
         # (and the exact AUCs from the input), and the summary then shows what the tables hold.
         granularity = window.granularity
@@ -125,6 +130,7 @@ def run_evaluate(
         monitoring = run_monitoring(
             spark, config, window, result.stats, metrics, run_id, digest, report
         )
+        tables.update(monitoring.tables)
         if config.task == REGRESSION_TASK:
             summary = collect_regression_summary(metrics, top=top_slices, min_rows=min_slice_rows)
         else:

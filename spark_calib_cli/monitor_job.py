@@ -38,8 +38,8 @@ from spark_calib_cli.tables import (
     with_run_columns,
     with_window,
 )
-from spark_calib_cli.window_stats import read_window_stats, require_daily_runs
-from spark_calib_cli.write import read_partition, write_partition
+from spark_calib_cli.window_stats import read_window_stats
+from spark_calib_cli.write import read_partition, table_location, write_partition
 
 # Alert lines printed by a run; the table holds them all.
 MAX_PRINTED_ALERTS = 20
@@ -74,6 +74,7 @@ class MonitorOutcome:
     failed: bool
     previous: str
     baseline: str | None
+    tables: dict[str, str]
 
 
 def write_window_row(
@@ -85,8 +86,9 @@ def write_window_row(
     n_rows: int,
     run_id: str,
     config_digest: str,
-) -> None:
-    """The ``calibration_windows`` row of this window: which days it has, and its rows."""
+) -> str:
+    """Write the ``calibration_windows`` row of this window (which days it has, and its rows);
+    return the table's location."""
     assert config.output is not None
     row = (
         window.start,
@@ -99,7 +101,7 @@ def write_window_row(
         config_digest,
     )
     frame = spark.createDataFrame([row], WINDOWS_SCHEMA)
-    write_partition(
+    return write_partition(
         spark, frame, config.output, WINDOWS_TABLE, window.end, granularity=window.granularity
     )
 
@@ -125,16 +127,23 @@ def run_monitoring(
     current = window_values(current_stats, config)
     baseline_values = None
     if config.drift.baseline_dates is not None:
-        require_daily_runs(config, "drift.baseline_dates")
         baseline = read_window_stats(spark, config, config.drift.baseline_dates, config_digest)
         if baseline.stats is not None:
             baseline_values = window_values(baseline.stats, config)
     previous_values = None if earlier.stats is None else window_values(earlier.stats, config)
     drift = drift_table(current, previous_values, baseline_values, config).persist()
+    tables: dict[str, str] = {}
     try:
-        _write_windowed(spark, config, DRIFT_TABLE, drift, window, run_id, config_digest)
-        alerts = fired_alerts(metrics, drift, config)
-        _write_windowed(spark, config, ALERTS_TABLE, alerts, window, run_id, config_digest)
+        for table, frame in (
+            (DRIFT_TABLE, drift),
+            (ALERTS_TABLE, fired_alerts(metrics, drift, config)),
+        ):
+            progress(
+                f"writing {table_location(output, table)} ({window.granularity} {window.label()})"
+            )
+            tables[table] = _write_windowed(
+                spark, config, table, frame, window, run_id, config_digest
+            )
     finally:
         drift.unpersist()
     written = read_partition(
@@ -158,6 +167,7 @@ def run_monitoring(
         previous=f"{previous.label()} ({len(earlier.present)} of "
         f"{len(earlier.present) + len(earlier.missing)} run dates)",
         baseline=config.drift.baseline_label(),
+        tables=tables,
     )
 
 
@@ -169,10 +179,10 @@ def _write_windowed(
     window: TimeWindow,
     run_id: str,
     config_digest: str,
-) -> None:
+) -> str:
     assert config.output is not None
     rows = with_run_columns(with_window(frame, window), run_id, config_digest)
-    write_partition(
+    return write_partition(
         spark,
         rows,
         config.output,

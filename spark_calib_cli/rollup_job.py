@@ -23,13 +23,14 @@ from spark_calib.errors import ConfigError
 from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
 from spark_calib.stats.counts import row_counts
-from spark_calib.windows import TimeWindow, window_of
+from spark_calib.windows import TimeWindow, parse_granularity, window_of
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.evaluate_job import check_job_config
 from spark_calib_cli.monitor_job import MonitorOutcome, run_monitoring, write_window_row
 from spark_calib_cli.tables import (
     METRICS_TABLE,
     RELIABILITY_TABLE,
+    WINDOWS_TABLE,
     with_run_columns,
     with_window,
 )
@@ -58,7 +59,8 @@ def run_rollup(
     run_id: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> RollupOutcome:
-    """Roll the daily statistics of the ``granularity`` window containing ``run_date`` up
+    """Roll the daily statistics of the ``granularity`` window (``week``, ``month``,
+    ``rolling:N`` or ``rolling_Nd``) containing ``run_date`` up
     into the window's metrics, reliability, windows, drift and alerts partitions.
 
     Raises ``ConfigError`` when runs do not cover one day each, or when run dates of the window
@@ -69,7 +71,10 @@ def run_rollup(
     report = progress or (lambda _: None)
     _, output = check_job_config(config)
     require_daily_runs(config, "rollup")
-    window = window_of(granularity, run_date)
+    try:
+        window = window_of(parse_granularity(granularity), run_date)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     run_id = run_id or uuid.uuid4().hex
     digest = config_hash(config)
     report(f"reading the statistics of {window.granularity} {window.label()}")
@@ -114,13 +119,14 @@ def run_rollup(
                 empty=frame.isEmpty(),
                 granularity=window.granularity,
             )
-        write_window_row(
+        tables[WINDOWS_TABLE] = write_window_row(
             spark, config, window, list(found.present), list(found.missing), n_rows, run_id, digest
         )
         metrics = read_partition(
             spark, output, METRICS_TABLE, window.end, granularity=window.granularity
         )
         monitoring = run_monitoring(spark, config, window, summed, metrics, run_id, digest, report)
+        tables.update(monitoring.tables)
     finally:
         summed.unpersist()
     return RollupOutcome(

@@ -116,6 +116,8 @@ def test_evaluate_then_report_through_the_embedded_catalog(workdir: Path) -> Non
     assert sorted(p.name for p in (workdir / "pictures").iterdir()) == [
         "reliability_a.png",
         "reliability_b.png",
+        "trend_accuracy.png",
+        "trend_ece.png",
     ]
 
 

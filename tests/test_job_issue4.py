@@ -106,6 +106,9 @@ def test_binary_run_writes_the_new_tables_before_the_metrics(
         "calibration_thresholds",
         "calibration_roc",
         "calibration_metrics",
+        "calibration_windows",
+        "calibration_drift",
+        "calibration_alerts",
     ]
     for table, expected_schema in BINARY_TABLE_SCHEMAS.items():
         frame = read_path_table(spark, out, table)
@@ -195,6 +198,9 @@ def test_regression_run_writes_its_tables(spark: SparkSession, regression_run: R
         "calibration_reliability",
         "calibration_regression",
         "calibration_metrics",
+        "calibration_windows",
+        "calibration_drift",
+        "calibration_alerts",
     ]
     levels = read_path_table(spark, out, "calibration_regression")
     assert schema_of(levels) == REGRESSION_SCHEMA

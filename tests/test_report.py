@@ -115,6 +115,13 @@ def test_report_job_reads_the_tables_of_a_run_date(spark: SparkSession, tmp_path
 
     written = run_report(spark, config, RUN_DATE, tmp_path / "report", min_slice_rows=1)
 
-    assert [path.name for path in written] == ["reliability_a.png", "reliability_b.png"]
+    assert [path.name for path in written] == [
+        "reliability_a.png",
+        "reliability_b.png",
+        "trend_accuracy.png",
+        "trend_ece.png",
+    ]
+    no_trend = run_report(spark, config, RUN_DATE, tmp_path / "plain", trend_windows=0)
+    assert [path.name for path in no_trend] == ["reliability_a.png", "reliability_b.png"]
     with pytest.raises(MissingInputError, match=r"has no rows for run_date 2024-07-01"):
         run_report(spark, config, dt.date(2024, 7, 1), tmp_path / "report")

@@ -139,10 +139,8 @@ def test_reliability_bins_of_the_week_are_the_sums_of_the_days(
         F.col("granularity") == "day"
     )
     key = ["model_version", "slice_name", "slice_value", "bin"]
-    want = {
-        tuple(r[:4]): (r.n, r.weight_sum)
-        for r in daily.groupBy(*key).agg(F.sum("n"), F.sum("weight_sum")).collect()
-    }
+    sums = daily.groupBy(*key).agg(F.sum("n").alias("n"), F.sum("weight_sum").alias("weight_sum"))
+    want = {tuple(r[k] for k in key): (r.n, r.weight_sum) for r in sums.collect()}
     got = {tuple(r[k] for k in key): (r.n, r.weight_sum) for r in rolled.collect()}
     assert got == want
 

@@ -18,6 +18,8 @@ from spark_calib.errors import ConfigError
 ConfigSource = Config | Mapping[str, Any] | str | Path
 
 MONITORING_SECTIONS = ("drift", "alerts", "rollup")
+# input keys that say where the rows are, not which rows or how they are evaluated.
+LOCATION_KEYS = ("table", "path", "format", "options")
 
 
 def load_config(source: ConfigSource, overrides: Iterable[str] = ()) -> Config:
@@ -42,11 +44,17 @@ def load_config(source: ConfigSource, overrides: Iterable[str] = ()) -> Config:
 
 
 def config_hash(config: Config) -> str:
-    """A stable 16-hex-digit hash of the validated config (key order and defaults normalised).
+    """A stable 16-hex-digit hash of how the config evaluates rows (key order and defaults
+    normalised), which says whether two runs' statistics can be summed.
 
-    The monitoring sections (``MONITORING_SECTIONS``) are left out: they only read what a run
-    computed, so statistics written before an alert rule was added can still be rolled up."""
-    evaluation = config.model_dump(mode="json", exclude=set(MONITORING_SECTIONS))
+    Left out: the monitoring sections (``MONITORING_SECTIONS``), which only read what a run
+    computed, so statistics written before an alert rule was added still roll up; and where
+    rows are read from and written to (``output``, and ``input`` but for its ``window``), so
+    moving a log or a table does not orphan its history."""
+    excluded: dict[str, Any] = {section: True for section in MONITORING_SECTIONS}
+    excluded["output"] = True
+    excluded["input"] = set(LOCATION_KEYS)
+    evaluation = config.model_dump(mode="json", exclude=excluded)
     canonical = json.dumps(evaluation, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 

@@ -47,15 +47,14 @@ def window_values(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     which the statistics cannot give) with their standard errors: ``VALUE_COLUMNS``."""
     cfg = load_config(config)
     metrics = metrics_from_stats(stats_df, cfg).where(F.col(METRIC) != COUNT_METRIC)
-    noise = standard_errors(stats_df)
-    keys = [*stats.KEY_COLUMNS, METRIC]
-    on = [metrics[key].eqNullSafe(noise[key]) for key in keys]
-    return metrics.join(noise, on=on, how="left").select(
-        *[metrics[key] for key in keys],
-        metrics[VALUE],
-        metrics[stats.N],
-        noise[STD_ERROR],
+    # Renamed keys: both frames come from stats_df, so equal names would be one column to Spark.
+    noise = standard_errors(stats_df).select(
+        *[F.col(key).alias(f"_noise_{key}") for key in (*stats.KEY_COLUMNS, METRIC)],
+        F.col(STD_ERROR),
     )
+    keys = [*stats.KEY_COLUMNS, METRIC]
+    on = [F.col(key).eqNullSafe(F.col(f"_noise_{key}")) for key in keys]
+    return metrics.join(noise, on=on, how="left").select(*VALUE_COLUMNS)
 
 
 def drift_table(
@@ -106,7 +105,7 @@ def _compare(
             F.col(stats.N).alias(ref_n),
             F.col(STD_ERROR).alias(ref_se),
         )
-        on = [current[key].eqNullSafe(renamed[f"_ref_{key}"]) for key in keys]
+        on = [F.col(key).eqNullSafe(F.col(f"_ref_{key}")) for key in keys]
         joined = current.join(renamed, on=on, how="left").drop(*[f"_ref_{k}" for k in keys])
     delta = F.col(VALUE) - F.col(ref_value)
     noise = F.sqrt(F.col(STD_ERROR) * F.col(STD_ERROR) + F.col(ref_se) * F.col(ref_se))

@@ -1,0 +1,103 @@
+"""The drift, alerts and rollup config sections: one-line errors, and config_hash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spark_calib.config import config_hash, load_config
+from spark_calib.errors import ConfigError
+
+
+def config(**extra: Any) -> dict[str, Any]:
+    mapping: dict[str, Any] = {
+        "task": "binary",
+        "columns": {"score": "s", "label": "y"},
+        "slices": [[], ["country"]],
+    }
+    mapping.update(extra)
+    return mapping
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"alerts": [{"metric": "ece"}]}, "needs exactly one of max, min, max_increase"),
+        ({"alerts": [{"metric": "ece", "max": 0.1, "min": 0.0}]}, r"it has \['max', 'min'\]"),
+        ({"alerts": [{"metric": "f1", "max": 0.1}]}, "metric 'f1' is not computed"),
+        (
+            {"alerts": [{"metric": "ece", "slice": ["device"], "max": 0.1}]},
+            "not one of the configured slices",
+        ),
+        (
+            {"metrics": ["roc_auc", "ece"], "alerts": [{"metric": "roc_auc", "max_decrease": 0.1}]},
+            "use roc_auc_binned",
+        ),
+        (
+            {"alerts": [{"metric": "ece", "max_increase": 0.1, "compare_to": "baseline"}]},
+            "needs drift.baseline_model_version or drift.baseline_dates",
+        ),
+        ({"alerts": [{"metric": "ece", "max": 0.1, "fail": "yes"}]}, "alerts.0.fail"),
+        ({"alerts": [{"metric": "ece", "max": 0.1, "min_n": -1}]}, "alerts.0.min_n"),
+        ({"alerts": [{"metric": "ece", "max_increase": -0.1}]}, "alerts.0.max_increase"),
+        ({"alerts": [{"metric": "ece", "maxx": 0.1}]}, "alerts.0.maxx"),
+        (
+            {
+                "drift": {
+                    "baseline_model_version": "v1",
+                    "baseline_dates": {"start": "2024-06-01", "end": "2024-06-07"},
+                }
+            },
+            "one of baseline_model_version or baseline_dates",
+        ),
+        (
+            {"drift": {"baseline_dates": {"start": "2024-06-08", "end": "2024-06-07"}}},
+            "is after end",
+        ),
+        ({"drift": {"z": 0}}, "drift.z"),
+        ({"rollup": {"require_all_days": 1}}, "rollup.require_all_days"),
+    ],
+)
+def test_bad_monitoring_config_is_one_line(extra: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as error:
+        load_config(config(**extra))
+    assert "\n" not in str(error.value)
+
+
+def test_monitoring_sections_are_not_in_the_config_hash() -> None:
+    plain = config_hash(load_config(config()))
+    monitored = load_config(
+        config(
+            alerts=[{"metric": "ece", "max": 0.05}],
+            drift={"baseline_model_version": "v1", "z": 2.0},
+            rollup={"require_all_days": True},
+        )
+    )
+    assert config_hash(monitored) == plain
+    assert config_hash(load_config(config(binning={"n_bins": 7}))) != plain
+
+
+def test_rule_defaults_and_label() -> None:
+    rule = load_config(
+        config(alerts=[{"metric": "ece", "slice": ["country"], "max_increase": 0.02}])
+    ).alerts[0]
+    assert (rule.condition, rule.threshold, rule.compare_to, rule.min_n, rule.fail) == (
+        "max_increase",
+        0.02,
+        "previous",
+        1000,
+        False,
+    )
+    assert rule.label() == "ece max_increase 0.02 vs previous on [country]"
+
+
+def test_where_rows_live_is_not_in_the_config_hash_but_the_window_is() -> None:
+    window = {"column": "d", "lookback_days": 1}
+    first = config(input={"path": "/logs/a", "window": window}, output={"path": "/out/a"})
+    moved = config(
+        input={"table": "db.log", "format": "orc", "window": window}, output={"database": "x"}
+    )
+    longer = config(input={"path": "/logs/a", "window": {**window, "lookback_days": 7}})
+    assert config_hash(load_config(first)) == config_hash(load_config(moved))
+    assert config_hash(load_config(first)) != config_hash(load_config(longer))
