@@ -70,4 +70,4 @@ bench: java $(INSTALLED)
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
-	$(BIN)/mypy spark_calib
+	$(BIN)/mypy spark_calib spark_calib_cli

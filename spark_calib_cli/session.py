@@ -52,7 +52,7 @@ def build_session(
     Raises ``JavaNotFoundError`` before trying when a local JVM is needed and there is none.
     """
     remote = master is not None and master.startswith(SPARK_CONNECT_SCHEME)
-    if remote:
+    if remote and master is not None:
         builder = SparkSession.builder.remote(master).appName(APP_NAME)
     elif master is None and _under_spark_submit():
         builder = SparkSession.builder.appName(APP_NAME)

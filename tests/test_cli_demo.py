@@ -3,7 +3,10 @@ under-confident, v1 calibrated except on country=BR, device=tablet)."""
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+import datetime as dt
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from spark_calib import evaluate
 from spark_calib_cli import demo
@@ -90,3 +93,34 @@ def test_multiclass_probabilities_sum_to_one(spark: SparkSession) -> None:
     log = demo.multiclass_log(spark, rows=1_000).where("probs is not null")
     sums = [row[0] for row in log.selectExpr("aggregate(probs, 0D, (a, p) -> a + p)").collect()]
     assert all(abs(total - 1.0) < 1e-9 for total in sums)
+
+
+def test_binary_log_degrades_v1_on_mx_from_day_ten(spark: SparkSession) -> None:
+    """14 days ending 2024-06-30: from 2024-06-26 (day 10) on, v1 over-predicts on country=MX,
+    and only there."""
+    assert demo.drift_start(demo.DEFAULT_END_DATE, demo.DEFAULT_DAYS) == dt.date(2024, 6, 26)
+    log = demo.binary_log(spark, rows=200_000)
+    assert log.agg(F.min("event_date"), F.max("event_date")).first() == (
+        dt.date(2024, 6, 17),
+        dt.date(2024, 6, 30),
+    )
+    config = {
+        "task": "binary",
+        "columns": {"score": "score", "label": "label", "model_version": "model_version"},
+        "slices": [["country"]],
+        "metrics": ["ece"],
+        "max_invalid_fraction": 0.01,
+    }
+    late = F.col("event_date") >= F.lit(dt.date(2024, 6, 26))
+
+    def ece(rows: DataFrame) -> dict[tuple[str, str], float]:
+        result = evaluate(rows, config)
+        values = {(r.model_version, r.slice_value): r.value for r in result.metrics.collect()}
+        result.unpersist()
+        return values
+
+    before, after = ece(log.where(~late)), ece(log.where(late))
+    assert before[("v1", "MX")] < CALIBRATED_ECE + 0.02
+    assert after[("v1", "MX")] > BROKEN_ECE
+    assert after[("v1", "US")] < CALIBRATED_ECE + 0.02
+    assert abs(after[("v2", "MX")] - before[("v2", "MX")]) < 0.03

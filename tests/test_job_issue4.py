@@ -311,6 +311,7 @@ def test_report_draws_the_roc_curves_of_a_binary_run(
         "reliability_b.png",
         "roc_a.png",
         "roc_b.png",
+        "trend_ece.png",
     ]
     assert all(path.stat().st_size > 0 for path in written)
 
@@ -323,16 +324,19 @@ def test_report_draws_the_interval_calibration_of_a_regression_run(
     assert [path.name for path in written] == [
         "regression_calibration_a.png",
         "regression_calibration_b.png",
+        "trend_rmse.png",
     ]
     with pytest.raises(MissingInputError, match=r"has no rows for run_date 2024-07-01"):
         run_report(spark, regression_run.config, NEXT_DATE, tmp_path)
 
 
-def test_report_of_a_regression_run_without_std_draws_nothing(
+def test_report_of_a_regression_run_without_std_draws_only_the_trend(
     spark: SparkSession, regression_run_without_std: Run, tmp_path: Path
 ) -> None:
     config = regression_run_without_std.config
-    assert run_report(spark, config, RUN_DATE, tmp_path) == []
+    written = run_report(spark, config, RUN_DATE, tmp_path)
+    assert [path.name for path in written] == ["trend_rmse.png"]
+    assert run_report(spark, config, RUN_DATE, tmp_path / "none", trend_windows=0) == []
 
 
 def test_catalog_output_creates_and_empties_the_new_tables(

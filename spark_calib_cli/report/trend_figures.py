@@ -335,12 +335,12 @@ def _figure_legend(figure: Figure) -> None:
     entries: dict[tuple[str, tuple[float, ...]], Line2D] = {}
     for axes in figure.axes:
         for line in axes.get_lines():
-            entries.setdefault((line.get_label(), to_rgba(line.get_color())), line)
+            entries.setdefault((str(line.get_label()), to_rgba(line.get_color())), line)
     lines = sorted(entries.values(), key=lambda line: LEGEND_ORDER.index(line.get_gid()))
     if lines:
         figure.legend(
             lines,
-            [line.get_label() for line in lines],
+            [str(line.get_label()) for line in lines],
             loc="outside lower center",
             ncols=min(len(lines), LEGEND_COLUMNS),
             frameon=False,
