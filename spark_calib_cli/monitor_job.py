@@ -26,6 +26,7 @@ from pyspark.sql.types import (
 from spark_calib.config import Config
 from spark_calib.monitor import drift_table, fired_alerts, window_values
 from spark_calib.monitor.alerts import FAIL, MESSAGE, RULE
+from spark_calib.stats.combine import sum_to_bins
 from spark_calib.windows import TimeWindow, previous_window
 from spark_calib_cli.tables import (
     ALERTS_TABLE,
@@ -123,11 +124,13 @@ def run_monitoring(
     output = config.output
     previous = previous_window(window)
     progress(f"drift: against the previous window {previous.label()} and the baseline")
-    earlier = read_window_stats(spark, config, previous, config_digest)
+    earlier = read_window_stats(spark, config, previous, config_digest, sum_to_bins)
     current = window_values(current_stats, config)
     baseline_values = None
     if config.drift.baseline_dates is not None:
-        baseline = read_window_stats(spark, config, config.drift.baseline_dates, config_digest)
+        baseline = read_window_stats(
+            spark, config, config.drift.baseline_dates, config_digest, sum_to_bins
+        )
         if baseline.stats is not None:
             baseline_values = window_values(baseline.stats, config)
     previous_values = None if earlier.stats is None else window_values(earlier.stats, config)
@@ -164,11 +167,19 @@ def run_monitoring(
         alerts=tuple(FiredAlert(row[RULE], bool(row[FAIL]), row[MESSAGE]) for row in rows),
         n_alerts=count,
         failed=failed,
-        previous=f"{previous.label()} ({len(earlier.present)} of "
-        f"{len(earlier.present) + len(earlier.missing)} run dates)",
+        previous=_presence(previous, earlier.present, earlier.missing),
         baseline=config.drift.baseline_label(),
         tables=tables,
     )
+
+
+def _presence(
+    window: TimeWindow, present: tuple[dt.date, ...], missing: tuple[dt.date, ...]
+) -> str:
+    """``2024-06-16 (no statistics)`` or ``2024-06-17..2024-06-23 (6 of 7 run dates)``."""
+    if not present:
+        return f"{window.label()} (no statistics)"
+    return f"{window.label()} ({len(present)} of {len(present) + len(missing)} run dates)"
 
 
 def _write_windowed(

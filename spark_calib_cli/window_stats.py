@@ -8,6 +8,7 @@ different evaluation config) cannot be added to this config's; it is reported, n
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -56,9 +57,11 @@ def read_window_stats(
     config: Config,
     dates: TimeWindow | DateRange,
     config_digest: str,
+    summed_by: Callable[..., DataFrame] = combine_stats,
 ) -> WindowStats:
-    """The statistics of the window ``dates`` written with ``config_digest``, summed
-    (``combine_stats``). One small job lists the run dates present.
+    """The statistics of the window ``dates`` written with ``config_digest``, summed by
+    ``summed_by`` (``combine_stats``, or ``sum_to_bins`` when only the bins are needed). One
+    small job lists the run dates present.
 
     The run dates read are those whose runs tile the window: every date when a run covers one
     day, else ``dates.end``, ``dates.end − L``, … for runs of L days (``run_length_days``).
@@ -76,7 +79,7 @@ def read_window_stats(
     missing = [day for day in expected if day not in matching]
     summed = None
     if matching:
-        summed = combine_stats(in_range.where(F.col(CONFIG_HASH) == F.lit(config_digest)))
+        summed = summed_by(in_range.where(F.col(CONFIG_HASH) == F.lit(config_digest)))
     return WindowStats(summed, tuple(matching), tuple(missing), tuple(other))
 
 

@@ -32,11 +32,16 @@ def config(**extra: Any) -> dict[str, Any]:
         ),
         (
             {"metrics": ["roc_auc", "ece"], "alerts": [{"metric": "roc_auc", "max_decrease": 0.1}]},
-            "use roc_auc_binned",
+            "roc_auc has no drift",
         ),
         (
             {"alerts": [{"metric": "ece", "max_increase": 0.1, "compare_to": "baseline"}]},
             "needs drift.baseline_model_version or drift.baseline_dates",
+        ),
+        ({"alerts": [{"metric": "count", "max_increase": 10}]}, "count has no drift"),
+        (
+            {"metrics": ["ece", "f1"], "alerts": [{"metric": "f1", "max_decrease": 0.1}]},
+            "f1 has no drift",
         ),
         ({"alerts": [{"metric": "ece", "max": 0.1, "fail": "yes"}]}, "alerts.0.fail"),
         ({"alerts": [{"metric": "ece", "max": 0.1, "min_n": -1}]}, "alerts.0.min_n"),

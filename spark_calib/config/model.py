@@ -271,7 +271,7 @@ class Config(StrictModel):
         """Each rule names a computed metric value and a configured slice; change rules need
         a metric the statistics give (drift is computed from them) and, against the
         baseline, a configured baseline."""
-        from spark_calib.metrics.registry import EXACT_RANKING
+        from spark_calib.monitor.drift import DRIFT_FAMILIES
 
         for index, rule in enumerate(self.alerts):
             where = f"alerts[{index}] ({rule.label()})"
@@ -287,10 +287,10 @@ class Config(StrictModel):
                     f"{where}: slice {list(rule.slice)} is not one of the configured slices "
                     f"{[list(columns) for columns in self.slices]}"
                 )
-            if rule.on_change and spec.family == EXACT_RANKING:
+            if rule.on_change and (spec.family not in DRIFT_FAMILIES or spec.name == "count"):
                 raise ValueError(
-                    f"{where}: {rule.metric} is computed from the input, not the statistics, "
-                    f"so it has no drift; use {rule.metric}_binned"
+                    f"{where}: {rule.metric} has no drift (a change rule needs a calibration, "
+                    f"per-class or regression metric); use max or min"
                 )
             if rule.on_change and rule.compare_to == "baseline" and not self.drift.has_baseline:
                 raise ValueError(

@@ -26,8 +26,10 @@ from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.config.monitoring import DriftConfig
 from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.output import COUNT_METRIC, METRIC, VALUE
+from spark_calib.metrics.registry import CALIBRATION, PER_CLASS, REGRESSION, resolve_metrics
 from spark_calib.monitor.noise import STD_ERROR, standard_errors
 from spark_calib.stats import schema as stats
+from spark_calib.stats.combine import sum_to_bins
 
 PREVIOUS = "previous"
 BASELINE = "baseline"
@@ -39,22 +41,38 @@ DRIFT_COLUMNS = (
     BASELINE,
     *[f"{BASELINE}_{measure}" for measure in COMPARISON_MEASURES],
 )
+DRIFT_FAMILIES = frozenset({CALIBRATION, PER_CLASS, REGRESSION})
 _METRIC_KEYS = (stats.SLICE_NAME, stats.SLICE_VALUE, stats.CLASS, METRIC)
 
 
 def window_values(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
-    """The metrics of ``stats_df`` (everything but ``count`` and the exact ranking metrics,
-    which the statistics cannot give) with their standard errors: ``VALUE_COLUMNS``."""
+    """The drift metrics of ``stats_df`` (``drift_metrics``) with their standard errors:
+    ``VALUE_COLUMNS``. Reads the statistics summed to their bins (``sum_to_bins``)."""
     cfg = load_config(config)
-    metrics = metrics_from_stats(stats_df, cfg).where(F.col(METRIC) != COUNT_METRIC)
+    names = drift_metrics(cfg)
+    binned = sum_to_bins(stats_df)
+    metrics = metrics_from_stats(binned, cfg.model_copy(update={"metrics": names}))
     # Renamed keys: both frames come from stats_df, so equal names would be one column to Spark.
-    noise = standard_errors(stats_df).select(
+    noise = standard_errors(binned).select(
         *[F.col(key).alias(f"_noise_{key}") for key in (*stats.KEY_COLUMNS, METRIC)],
         F.col(STD_ERROR),
     )
     keys = [*stats.KEY_COLUMNS, METRIC]
     on = [F.col(key).eqNullSafe(F.col(f"_noise_{key}")) for key in keys]
     return metrics.join(noise, on=on, how="left").select(*VALUE_COLUMNS)
+
+
+def drift_metrics(config: Config) -> tuple[str, ...]:
+    """The configured metrics that drift covers: those of the calibration, per-class and
+    regression families (computed from the bins), but ``count``. The decision and ranking
+    metrics need the confusion cells or the 10,000-bucket score histogram of every window,
+    and the exact AUCs the input rows, so they have value alerts only."""
+    specs = resolve_metrics(config.task, config.metrics, config.features())
+    return tuple(
+        spec.name
+        for spec in specs
+        if spec.family in DRIFT_FAMILIES and spec.name != COUNT_METRIC and not spec.table
+    )
 
 
 def drift_table(

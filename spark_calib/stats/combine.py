@@ -14,13 +14,42 @@ def combine_stats(*frames: DataFrame) -> DataFrame:
     Extra columns such as ``run_date`` or ``run_id`` are dropped; the result has the statistics
     table's columns, one row per (model_version, slice_name, slice_value, class, bin, reason).
     """
-    if not frames:
-        raise ValueError("combine_stats needs at least one statistics table")
-    union = frames[0].select(*stats.STATS_COLUMNS)
-    for frame in frames[1:]:
-        union = union.unionByName(frame.select(*stats.STATS_COLUMNS))
+    union = _union(frames, "combine_stats")
     return (
         union.groupBy(*stats.GROUP_COLUMNS)
         .agg(*[F.sum(column).alias(column) for column in (stats.N, *stats.SUM_COLUMNS)])
         .select(*stats.STATS_COLUMNS)
     )
+
+
+def sum_to_bins(*frames: DataFrame) -> DataFrame:
+    """Statistics tables summed over everything but the key, the bin and the reason: the
+    decision and ranking keys (``true_class``, ``predicted_class``, ``score_bin``,
+    ``threshold_bin``) become null. What the calibration, per-class and regression metrics
+    read, in far fewer rows than a statistics table with a 10,000-bucket score histogram."""
+    union = _union(frames, "sum_to_bins")
+    kept = (*stats.KEY_COLUMNS, stats.BIN, stats.REASON)
+    dropped = [F.lit(None).cast(_KEY_TYPES[name]).alias(name) for name in _DROPPED_KEYS]
+    summed = union.groupBy(*kept).agg(
+        *[F.sum(column).alias(column) for column in (stats.N, *stats.SUM_COLUMNS)]
+    )
+    return summed.select("*", *dropped).select(*stats.STATS_COLUMNS)
+
+
+_DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.SCORE_BIN, stats.THRESHOLD_BIN)
+_KEY_TYPES = {
+    stats.TRUE_CLASS: "string",
+    stats.PREDICTED_CLASS: "string",
+    stats.SCORE_BIN: "int",
+    stats.THRESHOLD_BIN: "int",
+}
+
+
+def _union(frames: tuple[DataFrame, ...], caller: str) -> DataFrame:
+    """The statistics columns of ``frames``, one after the other."""
+    if not frames:
+        raise ValueError(f"{caller} needs at least one statistics table")
+    union = frames[0].select(*stats.STATS_COLUMNS)
+    for frame in frames[1:]:
+        union = union.unionByName(frame.select(*stats.STATS_COLUMNS))
+    return union
