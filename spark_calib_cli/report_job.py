@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config, OutputConfig
 from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
 from spark_calib.stats import schema as stats_schema
+from spark_calib.windows import window_of
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.evaluate_job import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.ranking import (
@@ -54,6 +55,9 @@ def run_report(
     """Write the run date's diagrams, then the trend figures of the last ``trend_windows``
     windows (``report_trend_job``; none when 0), into ``out_dir``; return their paths."""
     check_job_config(config)
+    if granularity is not None and granularity != run_window(config, run_date).granularity:
+        # Any day of the week or month names its window, as for rollup.
+        run_date = window_of(granularity, run_date).end
     granularity = granularity or run_window(config, run_date).granularity
     written = _window_diagrams(
         spark,

@@ -16,6 +16,7 @@ from typing import cast
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME
@@ -59,12 +60,13 @@ def run_trend_report(
     watched = _watched_metrics(config)
     metrics = metrics.where(F.col(RUN_DATE).isin(ends) & F.col("metric").isin(watched))
     fired = _fired(spark, config, granularity, ends, watched)
+    most_fired = Window.partitionBy("metric").orderBy(F.col("count").desc(), *SERIES_KEYS)
     flagged = (
         fired.groupBy(*SERIES_KEYS)
         .count()
-        .orderBy(F.col("count").desc(), *SERIES_KEYS)
-        .limit(MAX_ALERT_SLICES * len(watched))
-        .drop("count")
+        .withColumn("_rank", F.row_number().over(most_fired))
+        .where(F.col("_rank") <= MAX_ALERT_SLICES)
+        .drop("count", "_rank")
     )
     overall = F.col("slice_name") == F.lit(OVERALL_SLICE_NAME)
     chosen = metrics.where(F.col("class").isNull()).join(

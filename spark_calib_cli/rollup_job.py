@@ -23,7 +23,7 @@ from spark_calib.errors import ConfigError
 from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
 from spark_calib.stats.counts import row_counts
-from spark_calib.windows import TimeWindow, parse_granularity, window_of
+from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.evaluate_job import check_job_config
 from spark_calib_cli.monitor_job import MonitorOutcome, run_monitoring, write_window_row
@@ -75,6 +75,9 @@ def run_rollup(
         window = window_of(parse_granularity(granularity), run_date)
     except ValueError as error:
         raise ConfigError(str(error)) from None
+    if window.granularity == DAY:
+        # The daily run writes that partition, with the exact AUCs a rollup cannot compute.
+        raise ConfigError("a rollup of one day is the daily run: use spark-calib evaluate")
     run_id = run_id or uuid.uuid4().hex
     digest = config_hash(config)
     report(f"reading the statistics of {window.granularity} {window.label()}")

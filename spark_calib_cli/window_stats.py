@@ -43,7 +43,14 @@ def run_length_days(config: Config) -> int:
 
 
 def require_daily_runs(config: Config, what: str) -> None:
-    """ConfigError unless every run covers one day, which ``what`` needs to sum run dates."""
+    """ConfigError unless every run covers one day, which ``what`` needs to sum run dates.
+    Without an input window every run reads the whole input, so sums would count rows once
+    per run date."""
+    if config.input is None or config.input.window is None:
+        raise ConfigError(
+            f"{what} sums daily statistics, but without input.window every run reads the whole "
+            f"input; set input.window with lookback_days: 1"
+        )
     days = run_length_days(config)
     if days != 1:
         raise ConfigError(

@@ -61,6 +61,7 @@ def config(**extra: Any) -> dict[str, Any]:
             "is after end",
         ),
         ({"drift": {"z": 0}}, "drift.z"),
+        ({"drift": {"baseline_model_version": "v1"}}, "needs columns.model_version"),
         ({"rollup": {"require_all_days": 1}}, "rollup.require_all_days"),
     ],
 )
@@ -75,7 +76,7 @@ def test_monitoring_sections_are_not_in_the_config_hash() -> None:
     monitored = load_config(
         config(
             alerts=[{"metric": "ece", "max": 0.05}],
-            drift={"baseline_model_version": "v1", "z": 2.0},
+            drift={"baseline_dates": {"start": "2024-06-01", "end": "2024-06-07"}, "z": 2.0},
             rollup={"require_all_days": True},
         )
     )

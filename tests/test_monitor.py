@@ -266,3 +266,31 @@ def test_no_rules_give_an_empty_typed_table(spark: SparkSession) -> None:
     alerts = fired_alerts(metrics, no_drift(spark, cfg), cfg)
     assert alerts.count() == 0
     assert alerts.schema["fail"].dataType.simpleString() == "boolean"
+
+
+def test_sum_to_bins_keeps_the_calibration_metrics(spark: SparkSession) -> None:
+    """Summing the decision and histogram keys away leaves every bin's sums, so the
+    calibration metrics of the narrowed table equal those of the full one."""
+    from spark_calib import metrics_from_stats
+    from spark_calib.stats.combine import sum_to_bins
+
+    rows = tagged("a", WINDOW_A) + tagged("b", WINDOW_B)
+    cfg = config(
+        metrics=["ece", "mce", "rmsce", "brier", "nll", "accuracy", "f1", "roc_auc_binned"]
+    )
+    full = evaluate(spark.createDataFrame(rows, "v string, s double, y int"), cfg).stats
+    narrow = sum_to_bins(full)
+    assert narrow.where("score_bin is not null or true_class is not null").count() == 0
+    assert narrow.count() < full.count()
+    names = ["ece", "mce", "rmsce", "brier", "nll", "accuracy"]
+    calibration = {**cfg, "metrics": names}
+
+    def values(frame: DataFrame) -> dict[tuple[str, str], float]:
+        return {
+            (r.model_version, r.metric): r.value
+            for r in metrics_from_stats(frame, calibration).collect()
+        }
+
+    expected = values(full)
+    assert values(narrow) == pytest.approx(expected, abs=TOL)
+    assert expected[("a", "ece")] == pytest.approx(ECE_A, abs=TOL)

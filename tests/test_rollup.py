@@ -274,3 +274,14 @@ def test_daily_drift_is_the_change_from_the_day_before(
         assert row.previous_value == pytest.approx(yesterday[key][0], rel=REL)
         assert row.previous_delta == pytest.approx(today[key][0] - yesterday[key][0], abs=1e-12)
         assert row.baseline is None and row.baseline_value is None
+
+
+def test_rollup_refuses_a_day_and_an_input_without_window(
+    spark: SparkSession, week: tuple[Path, Path]
+) -> None:
+    log, out = week
+    with pytest.raises(ConfigError, match="use spark-calib evaluate"):
+        run_rollup(spark, daily_config(log, out), WEEK[6], "rolling:1")
+    no_window = job_config({"path": str(log)}, {"path": str(out)})
+    with pytest.raises(ConfigError, match=r"without input\.window"):
+        run_rollup(spark, no_window, WEEK[6], "week")

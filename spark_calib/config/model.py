@@ -273,6 +273,8 @@ class Config(StrictModel):
         baseline, a configured baseline."""
         from spark_calib.monitor.drift import DRIFT_FAMILIES
 
+        if self.drift.baseline_model_version is not None and self.columns.model_version is None:
+            raise ValueError("drift.baseline_model_version needs columns.model_version")
         for index, rule in enumerate(self.alerts):
             where = f"alerts[{index}] ({rule.label()})"
             spec = specs.get(rule.metric)
