@@ -98,6 +98,8 @@ BINARY_CONFIG: dict[str, Any] = {
     "thresholds": [0.3, 0.5, 0.7],
     "max_invalid_fraction": 0.05,
 }
+# The report's trend figures of the job's metrics (no alert rules: ECE and accuracy).
+TREND_FIGURES = ["trend_accuracy.png", "trend_ece.png"]
 # The job test: lighter (each process plans it once), with one optional table (calibration_roc).
 CLI_CONFIG: dict[str, Any] = {
     **BINARY_CONFIG,
@@ -354,7 +356,8 @@ def test_cli_report_through_connect_with_master_sc(
 
     assert report.returncode == ExitCode.OK, failure(report, server)
     assert sorted(p.name for p in (tmp_path / "pictures").iterdir()) == sorted(
-        f"{kind}_{version}.png" for kind in ("reliability", "roc") for version in VERSIONS
+        [f"{kind}_{version}.png" for kind in ("reliability", "roc") for version in VERSIONS]
+        + TREND_FIGURES
     )
 
 
@@ -419,7 +422,8 @@ def test_cli_report_through_connect_without_optional_or_any_tables(
 
     assert drawn.returncode == ExitCode.OK, failure(drawn, server)
     assert sorted(p.name for p in (tmp_path / "pictures").iterdir()) == [
-        f"reliability_{version}.png" for version in VERSIONS
+        *[f"reliability_{version}.png" for version in VERSIONS],
+        *TREND_FIGURES,
     ]
     assert missing.returncode == ExitCode.MISSING_INPUT, failure(missing, server)
 
