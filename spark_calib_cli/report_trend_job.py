@@ -27,7 +27,7 @@ from spark_calib_cli.tables import ALERTS_TABLE, METRICS_TABLE, WINDOW_END
 from spark_calib_cli.write import GRANULARITY, RUN_DATE, read_table
 
 DEFAULT_TREND_WINDOWS = 14
-DEFAULT_TREND_METRICS = ("ece", "accuracy", "rmse", "coverage")
+DEFAULT_TREND_METRICS = ("ece", "accuracy", "rmse")
 MAX_ALERT_SLICES = 11
 SERIES_KEYS = ("metric", "slice_name", "slice_value")
 

@@ -71,4 +71,5 @@ def test_demo_data_then_evaluate_the_regression_demo(tmp_path: Path) -> None:
         "regression_calibration_v1.png",
         "regression_calibration_v2.png",
         "regression_calibration_v3.png",
+        "trend_rmse.png",
     ]
