@@ -144,7 +144,7 @@ def run_monitoring(
             progress(
                 f"writing {table_location(output, table)} ({window.granularity} {window.label()})"
             )
-            tables[table] = _write_windowed(
+            tables[table] = write_window_table(
                 spark, config, table, frame, window, run_id, config_digest
             )
     finally:
@@ -182,7 +182,7 @@ def _presence(
     return f"{window.label()} ({len(present)} of {len(present) + len(missing)} run dates)"
 
 
-def _write_windowed(
+def write_window_table(
     spark: SparkSession,
     config: Config,
     table: str,
@@ -191,6 +191,8 @@ def _write_windowed(
     run_id: str,
     config_digest: str,
 ) -> str:
+    """Replace the (window end, granularity) partition of ``table`` with ``frame`` plus the
+    window and run columns; return the table's location."""
     assert config.output is not None
     rows = with_run_columns(with_window(frame, window), run_id, config_digest)
     return write_partition(

@@ -26,16 +26,20 @@ from spark_calib.stats.counts import row_counts
 from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.evaluate_job import check_job_config
-from spark_calib_cli.monitor_job import MonitorOutcome, run_monitoring, write_window_row
+from spark_calib_cli.monitor_job import (
+    MonitorOutcome,
+    run_monitoring,
+    write_window_row,
+    write_window_table,
+)
 from spark_calib_cli.tables import (
     METRICS_TABLE,
     RELIABILITY_TABLE,
+    STATS_TABLE,
     WINDOWS_TABLE,
-    with_run_columns,
-    with_window,
 )
 from spark_calib_cli.window_stats import read_window_stats, require_daily_runs
-from spark_calib_cli.write import read_partition, table_location, write_partition
+from spark_calib_cli.write import read_partition, table_location
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ def run_rollup(
     if found.stats is None:
         raise MissingInputError(
             f"no statistics for any day of {window.label()} in "
-            f"{table_location(output, 'calibration_stats')}; run spark-calib evaluate first"
+            f"{table_location(output, STATS_TABLE)}; run spark-calib evaluate first"
         )
     if found.missing and config.rollup.require_all_days:
         dates = ", ".join(day.isoformat() for day in found.missing)
@@ -113,15 +117,7 @@ def run_rollup(
             report(
                 f"writing {table_location(output, table)} ({window.granularity} {window.label()})"
             )
-            tables[table] = write_partition(
-                spark,
-                with_run_columns(with_window(frame, window), run_id, digest),
-                output,
-                table,
-                window.end,
-                empty=frame.isEmpty(),
-                granularity=window.granularity,
-            )
+            tables[table] = write_window_table(spark, config, table, frame, window, run_id, digest)
         tables[WINDOWS_TABLE] = write_window_row(
             spark, config, window, list(found.present), list(found.missing), n_rows, run_id, digest
         )

@@ -140,3 +140,43 @@ def test_spark_conf_needs_key_and_value(tmp_path: Path, capsys: pytest.CaptureFi
     code, err = run_main(["evaluate", "--config", config, "--conf", "spark.driver.memory"], capsys)
     assert code == ExitCode.CONFIG
     assert err == ["spark-calib: error: --conf needs KEY=VALUE, got 'spark.driver.memory'"]
+
+
+WINDOWED = VALID_CONFIG.replace(
+    "input: {path: logs}", "input: {path: logs, window: {column: d, lookback_days: 7}}"
+)
+
+
+def test_from_after_run_date_is_a_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path, VALID_CONFIG)
+    argv = ["evaluate", "--config", config, "--from", "2024-07-01", "--run-date", "2024-06-30"]
+    code, err = run_main(argv, capsys)
+    assert code == ExitCode.CONFIG
+    assert err == ["spark-calib: error: --from 2024-07-01 is after --run-date 2024-06-30"]
+
+
+def test_rollup_granularity_must_be_a_known_window(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path, VALID_CONFIG)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["rollup", "--config", config, "--run-date", "2024-06-30", "--granularity", "weekly"])
+    assert exit_info.value.code == ExitCode.CONFIG
+    assert "granularity 'weekly' is not one of day, week, month or rolling:N" in (
+        capsys.readouterr().err
+    )
+
+
+def test_baseline_dates_need_daily_runs_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = WINDOWED + "drift: {baseline_dates: {start: 2024-06-01, end: 2024-06-07}}\n"
+    config = write_config(tmp_path, text)
+    code, err = run_main(["evaluate", "--config", config, "--run-date", "2024-06-30"], capsys)
+    assert code == ExitCode.CONFIG
+    assert err == [
+        "spark-calib: error: drift.baseline_dates sums daily statistics, but each run covers 7 "
+        "days (input.window.lookback_days: 7); set it to 1"
+    ]
