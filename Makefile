@@ -55,7 +55,7 @@ demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
 
 # The logs are seeded, so they are generated once (again when the generator changes);
 # make clean-demo starts over.
-$(DEMO_LOGS)/_SUCCESS: spark_calib_cli/demo.py | java $(INSTALLED)
+$(DEMO_LOGS)/_SUCCESS: spark_calib_cli/demo/logs.py | java $(INSTALLED)
 	$(BIN)/spark-calib demo-data --out $(DEMO_LOGS)
 	touch $@
 

@@ -8,7 +8,7 @@ from importlib import resources
 
 from pyspark.sql import SparkSession
 
-from spark_calib_cli.session import DATAFRAME_DEBUGGING
+from spark_calib_cli.io.session import DATAFRAME_DEBUGGING
 
 MASTER = "local[2]"
 SHUFFLE_PARTITIONS = 4
@@ -33,7 +33,7 @@ def build_session(driver_memory: str = DEFAULT_DRIVER_MEMORY) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", TIME_ZONE)
         .config("spark.driver.extraJavaOptions", java_options)
-        # As the job's session (spark_calib_cli/session.py): no Python call-site capture per
+        # As the job's session (spark_calib_cli/io/session.py): no Python call-site capture per
         # Column function, which costs seconds of py4j round trips per evaluate.
         .config(DATAFRAME_DEBUGGING, "false")
         .getOrCreate()

@@ -14,8 +14,8 @@ from spark_calib.errors import (
 )
 from spark_calib.evaluate import evaluate
 from spark_calib.metrics.compute import metrics_from_stats
-from spark_calib.metrics.registry import available_metrics
 from spark_calib.metrics.reliability import reliability_from_stats
+from spark_calib.registry import available_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.stats.combine import combine_stats
 

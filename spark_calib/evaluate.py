@@ -14,16 +14,17 @@ from spark_calib.metrics.decision import confusion_from_stats
 from spark_calib.metrics.exact_ranking import exact_ranking_metrics
 from spark_calib.metrics.output import defined_values
 from spark_calib.metrics.ranking import roc_from_stats, thresholds_from_stats
-from spark_calib.metrics.registry import EXACT_RANKING, MetricSpec, resolve_metrics, row_needs
 from spark_calib.metrics.regression import regression_calibration_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
+from spark_calib.registry import EXACT_RANKING, MetricSpec, resolve_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.canonical import canonical_rows, reason_expression
 from spark_calib.rows.columns import input_col
+from spark_calib.rows.needs import row_needs
 from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
+from spark_calib.slicing.plan import choose_strategy
 from spark_calib.stats.aggregate import aggregate_stats
 from spark_calib.stats.counts import row_counts
-from spark_calib.stats.strategy import choose_strategy
 
 # With no non-null array to measure, K is irrelevant: every row is invalid (null_probs).
 FALLBACK_NUM_CLASSES = 2

@@ -31,22 +31,22 @@ from pyspark.sql import SparkSession
 from spark_calib.config import Config, load_config
 from spark_calib.errors import ConfigError
 from spark_calib.windows import parse_granularity
-from spark_calib_cli import demo
-from spark_calib_cli.evaluate_job import (
+from spark_calib_cli.commands.evaluate import (
     REGRESSION_TASK,
     EvaluateOutcome,
     check_job_config,
     run_evaluate,
 )
+from spark_calib_cli.commands.report import DEFAULT_REPORT_SLICES, default_report_dir, run_report
+from spark_calib_cli.commands.rollup import run_rollup
+from spark_calib_cli.commands.run_date import parse_run_date
+from spark_calib_cli.console.monitoring_text import alerts_text, rollup_text
+from spark_calib_cli.console.regression_summary import format_regression_summary
+from spark_calib_cli.console.summary import format_summary
+from spark_calib_cli.demo import logs as demo
 from spark_calib_cli.exit_codes import ExitCode, exit_code_for
-from spark_calib_cli.monitor_text import alerts_text, rollup_text
-from spark_calib_cli.regression_summary import format_regression_summary
-from spark_calib_cli.report_job import DEFAULT_REPORT_SLICES, default_report_dir, run_report
-from spark_calib_cli.report_trend_job import DEFAULT_TREND_WINDOWS
-from spark_calib_cli.rollup_job import run_rollup
-from spark_calib_cli.run_date import parse_run_date
-from spark_calib_cli.session import SPARK_CONNECT_SCHEME, build_session
-from spark_calib_cli.summary import format_summary
+from spark_calib_cli.io.session import SPARK_CONNECT_SCHEME, build_session
+from spark_calib_cli.report.trend_rows import DEFAULT_TREND_WINDOWS
 
 PROG = "spark-calib"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from spark_calib.errors import ConfigError, InvalidRowsError, SchemaError
+from spark_calib_cli.commands.run_date import parse_run_date
 from spark_calib_cli.errors import JavaNotFoundError, MissingInputError, OutputError
 from spark_calib_cli.exit_codes import ExitCode, exit_code_for
-from spark_calib_cli.identifiers import checked_identifier, checked_table_name
+from spark_calib_cli.io.identifiers import checked_identifier, checked_table_name
+from spark_calib_cli.io.session import require_java
 from spark_calib_cli.main import main
-from spark_calib_cli.run_date import parse_run_date
-from spark_calib_cli.session import require_java
 
 VALID_CONFIG = """\
 task: binary

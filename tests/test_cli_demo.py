@@ -9,8 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import evaluate
-from spark_calib_cli import demo
-from spark_calib_cli.summary import SummaryRow, collect_summary, direction
+from spark_calib_cli.console.summary import SummaryRow, collect_summary, direction
+from spark_calib_cli.demo import logs as demo
 
 BINARY_ROWS = 60_000
 MULTICLASS_ROWS = 30_000

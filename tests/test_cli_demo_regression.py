@@ -6,9 +6,12 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
-from spark_calib_cli import demo
-from spark_calib_cli.regression_summary import collect_regression_summary, interval_direction
-from spark_calib_cli.summary import SummaryRow
+from spark_calib_cli.console.regression_summary import (
+    collect_regression_summary,
+    interval_direction,
+)
+from spark_calib_cli.console.summary import SummaryRow
+from spark_calib_cli.demo import logs as demo
 
 ROWS = 60_000
 SLICES = [[], ["country"], ["device"], ["country", "device"]]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
+from spark_calib_cli.console.summary import SummaryRow, collect_summary, direction, format_summary
 from spark_calib_cli.report.labels import slice_label
-from spark_calib_cli.summary import SummaryRow, collect_summary, direction, format_summary
 
 METRICS_DDL = (
     "model_version string, slice_name string, slice_value string, class string, "

@@ -31,9 +31,9 @@ from pyspark.sql import functions as F
 
 from spark_calib import ConfigError, InvalidRowsError, SchemaError, evaluate, load_config
 from spark_calib.config import InputConfig
-from spark_calib.slices import decode_slice_value
-from spark_calib_cli.evaluate_job import check_job_config, run_evaluate
-from spark_calib_cli.read import read_input
+from spark_calib.slicing.values import decode_slice_value
+from spark_calib_cli.commands.evaluate import check_job_config, run_evaluate
+from spark_calib_cli.io.input import read_input
 
 NAN, INF = math.nan, math.inf
 NLL_OF_EPS = 15 * math.log(10)  # −log(1e-15): a confident wrong answer, clipped at ε

@@ -23,7 +23,7 @@ from job_helpers import (
 )
 from pyspark.sql import SparkSession
 
-from spark_calib_cli.evaluate_job import run_evaluate
+from spark_calib_cli.commands.evaluate import run_evaluate
 
 N_PER_VERSION = 10
 

@@ -10,8 +10,8 @@ from pyspark.sql import SparkSession
 
 from spark_calib.config import load_config
 from spark_calib.errors import ConfigError, InvalidRowsError
+from spark_calib_cli.commands.evaluate import check_job_config, run_evaluate
 from spark_calib_cli.errors import MissingInputError, OutputError
-from spark_calib_cli.evaluate_job import check_job_config, run_evaluate
 
 BINARY = {"task": "binary", "columns": {"score": "score", "label": "label"}}
 

@@ -41,9 +41,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
+from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
+from spark_calib_cli.commands.report import run_report
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import EvaluateOutcome, run_evaluate
-from spark_calib_cli.report_job import run_report
 
 N_PER_VERSION = 20
 VERSIONS = ("a", "b")

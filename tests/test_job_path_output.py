@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config, config_hash
-from spark_calib_cli.evaluate_job import EvaluateOutcome, run_evaluate
+from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
 
 N_PER_VERSION = 20
 NULL_SCORES = 2

@@ -11,9 +11,9 @@ from pyspark.sql import SparkSession
 
 from spark_calib.config import InputConfig, Window
 from spark_calib.errors import SchemaError
+from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import run_evaluate
-from spark_calib_cli.read import describe_input, read_input
+from spark_calib_cli.io.input import describe_input, read_input
 
 LOOKBACK = 3
 # Day offsets from the run date: -3 is just outside (run_date − 3, run_date], +1 is the future.

@@ -1,4 +1,4 @@
-"""Drift and alerts, pinned by hand-computed cases (spark_calib.monitor).
+"""Drift and alerts, pinned by hand-computed cases (spark_calib.monitoring).
 
 Windows A and B: four binary rows each, 10 bins (left-closed), prediction = [s ≥ 0.5].
   A: s = 0.9 (y 1), 0.9 (y 0), 0.2 (y 0), 0.2 (y 0) → confidences 0.9, 0.9, 0.8, 0.8.
@@ -20,8 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib import evaluate
 from spark_calib.config import load_config
-from spark_calib.monitor import drift_table, fired_alerts, standard_errors, window_values
-from spark_calib.monitor.drift import VALUE_COLUMNS
+from spark_calib.monitoring import drift_table, fired_alerts, standard_errors, window_values
+from spark_calib.monitoring.drift import VALUE_COLUMNS
 
 WINDOW_A = [(0.9, 1), (0.9, 0), (0.2, 0), (0.2, 0)]
 WINDOW_B = [(0.9, 1), (0.9, 1), (0.2, 0), (0.2, 0)]

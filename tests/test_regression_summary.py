@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_calib_cli.regression_summary import (
+from spark_calib_cli.console.regression_summary import (
     collect_regression_summary,
     format_regression_summary,
     interval_direction,
 )
-from spark_calib_cli.summary import SummaryRow
+from spark_calib_cli.console.summary import SummaryRow
 
 METRICS_DDL = (
     "model_version string, slice_name string, slice_value string, class string, "

@@ -11,11 +11,11 @@ from job_helpers import RUN_DATE, job_config, log_rows, write_log
 from matplotlib.figure import Figure
 from pyspark.sql import SparkSession
 
+from spark_calib_cli.commands.evaluate import run_evaluate
+from spark_calib_cli.commands.report import run_report
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import run_evaluate
 from spark_calib_cli.report import write_reliability_diagrams
-from spark_calib_cli.report.panel import draw_histogram, draw_reliability
-from spark_calib_cli.report_job import run_report
+from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KEY = {"model_version": "v1", "slice_name": "overall", "slice_value": ""}

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from spark_calib_cli.report import write_regression_calibration_diagrams, write_roc_curves
 from spark_calib_cli.report.regression_panel import draw_regression_calibration
-from spark_calib_cli.report.roc_figures import auc_label
+from spark_calib_cli.report.roc import auc_label
 from spark_calib_cli.report.roc_panel import draw_precision_recall, draw_roc
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -20,9 +20,9 @@ from pyspark.sql import functions as F
 from spark_calib import evaluate
 from spark_calib.config import Config
 from spark_calib.errors import ConfigError
+from spark_calib_cli.commands.evaluate import run_evaluate
+from spark_calib_cli.commands.rollup import run_rollup
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import run_evaluate
-from spark_calib_cli.rollup_job import run_rollup
 
 WEEK = [dt.date(2024, 6, 24) + dt.timedelta(days=i) for i in range(7)]
 ROWS_PER_DAY = 150

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
-from spark_calib.slices import decode_slice_value, slice_name
+from spark_calib.slicing.values import decode_slice_value, slice_name
 
 VALUES = [
     ("a,b", "x"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from spark_calib.config import load_config
-from spark_calib.stats.strategy import choose_strategy
+from spark_calib.slicing.plan import choose_strategy
 
 BASE = {"task": "binary", "columns": {"score": "s", "label": "y"}}
 WIDE = [[], ["country"], ["device"], ["tier"], ["event_date"], ["country", "device"]]

@@ -16,7 +16,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from spark_calib_cli.report.trend_figures import trend_figure, write_trend_figures
+from spark_calib_cli.report.trend import trend_figure, write_trend_figures
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 W1, W2, W3 = dt.date(2024, 6, 16), dt.date(2024, 6, 23), dt.date(2024, 6, 30)

@@ -7,7 +7,7 @@ Every section forbids unknown keys, so a typo is an error and never a silent def
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -24,14 +24,13 @@ from spark_calib.constants import (
     DEFAULT_THRESHOLDS,
     LOG_EPS,
 )
+from spark_calib.registry import MetricSpec, resolve_metrics
 
 Task = Literal["binary", "multiclass", "top_label", "regression"]
 BinEdges = Literal["left_closed", "right_closed"]
 SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
 InputFormat = Literal["parquet", "orc", "json", "csv", "delta"]
 
-if TYPE_CHECKING:
-    from spark_calib.metrics.registry import MetricSpec
 
 
 # Which column roles each task requires, allows, and which combinations are alternatives.
@@ -260,9 +259,6 @@ class Config(StrictModel):
         if self.task in ("top_label", "regression") and self.class_names is not None:
             raise ValueError(f"class_names does not apply to task {self.task}")
         self._check_class_keys()
-        # Imported here: the registry is part of the metrics layer, which imports this module.
-        from spark_calib.metrics.registry import resolve_metrics
-
         specs = resolve_metrics(self.task, self.metrics, self.features())
         self._check_alert_rules({spec.name: spec for spec in specs})
         return self
@@ -271,8 +267,6 @@ class Config(StrictModel):
         """Each rule names a computed metric value and a configured slice; change rules need
         a metric the statistics give (drift is computed from them) and, against the
         baseline, a configured baseline."""
-        from spark_calib.monitor.drift import DRIFT_FAMILIES
-
         if self.drift.baseline_model_version is not None and self.columns.model_version is None:
             raise ValueError("drift.baseline_model_version needs columns.model_version")
         for index, rule in enumerate(self.alerts):
@@ -289,7 +283,7 @@ class Config(StrictModel):
                     f"{where}: slice {list(rule.slice)} is not one of the configured slices "
                     f"{[list(columns) for columns in self.slices]}"
                 )
-            if rule.on_change and (spec.family not in DRIFT_FAMILIES or spec.name == "count"):
+            if rule.on_change and not spec.drift:
                 raise ValueError(
                     f"{where}: {rule.metric} has no drift (a change rule needs a calibration, "
                     f"per-class or regression metric); use max or min"

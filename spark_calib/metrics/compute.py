@@ -23,7 +23,7 @@ from spark_calib.metrics.output import (
     WEIGHT_SUM,
     defined_values,
 )
-from spark_calib.metrics.registry import (
+from spark_calib.registry import (
     CALIBRATION,
     CONFUSION,
     HISTOGRAM,

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
-from spark_calib.metrics.registry import MetricSpec
+from spark_calib.registry import MetricSpec
 from spark_calib.stats import schema as stats
 
 CONFUSION_COLUMNS = (
@@ -36,7 +36,6 @@ CONFUSION_COLUMNS = (
     stats.N,
     WEIGHT_SUM,
 )
-PER_CLASS_METRICS = ("precision", "recall", "f1")
 AVERAGES = ("macro", "micro", "weighted")
 
 
@@ -149,12 +148,16 @@ def _ratio(numerator: Column, denominator: Column) -> Column:
     return F.when(denominator > 0.0, numerator / denominator).otherwise(F.lit(0.0))
 
 
+# Per-class value of each per-class metric, from the class's struct (t, p, tp).
+_CLASS_VALUES: dict[str, Callable[[Column], Column]] = {
+    "precision": lambda c: _ratio(c["tp"], c["p"]),
+    "recall": lambda c: _ratio(c["tp"], c["t"]),
+    "f1": lambda c: _ratio(2.0 * c["tp"], c["p"] + c["t"]),
+}
+
+
 def _class_value(name: str, c: Column) -> Column:
-    if name == "precision":
-        return _ratio(c["tp"], c["p"])
-    if name == "recall":
-        return _ratio(c["tp"], c["t"])
-    return _ratio(2.0 * c["tp"], c["p"] + c["t"])
+    return _CLASS_VALUES[name](c)
 
 
 def _entry(class_label: Column, metric: str, value: Column) -> Column:
@@ -171,38 +174,46 @@ def _sum(classes: Column, value: Callable[[Column], Column]) -> Column:
     return F.aggregate(classes, F.lit(0.0), lambda acc, c: acc + value(c))
 
 
-def _entries(name: str) -> list[Column]:
-    """Array columns of the metric rows ``name`` produces for the current key."""
+def _per_class_entries(name: str) -> list[Column]:
+    """Per-class rows of ``name`` plus its macro, micro and weighted averages."""
     classes = F.col("_classes")
     none = F.lit(None).cast("string")
-    if name in PER_CLASS_METRICS:
-        per_class = F.transform(classes, lambda c: _entry(c["c"], name, _class_value(name, c)))
-        size = F.size(classes).cast("double")
-        macro = _sum(classes, lambda c: _class_value(name, c)) / size
-        support = _sum(classes, lambda c: c["t"])
-        weighted = _ratio(_sum(classes, lambda c: c["t"] * _class_value(name, c)), support)
-        tp = _sum(classes, lambda c: c["tp"])
-        micro = {
-            "precision": _ratio(tp, _sum(classes, lambda c: c["p"])),
-            "recall": _ratio(tp, support),
-            "f1": _ratio(2.0 * tp, _sum(classes, lambda c: c["p"] + c["t"])),
-        }[name]
-        averages = F.array(
-            _entry(none, f"{name}_macro", macro),
-            _entry(none, f"{name}_micro", micro),
-            _entry(none, f"{name}_weighted", weighted),
-        )
-        return [per_class, averages]
-    if name in ("balanced_accuracy", "balanced_error_rate"):
-        supported = F.filter(classes, lambda c: c["t"] > 0.0)
-        mean_recall = F.try_divide(
-            _sum(supported, lambda c: c["tp"] / c["t"]), F.size(supported).cast("double")
-        )
-        value = mean_recall if name == "balanced_accuracy" else 1.0 - mean_recall
-        return [F.array(_entry(none, name, value))]
-    values = {
-        "class_weighted_error": F.try_divide(F.col("_cw_err"), F.col("_cw_t")),
-        "class_weighted_nll": F.try_divide(F.col("_cw_nll"), F.col("_cw_t")),
-        "misclassification_cost": F.try_divide(F.col("_cost"), F.col("_w")),
-    }
-    return [F.array(_entry(none, name, values[name]))]
+    per_class = F.transform(classes, lambda c: _entry(c["c"], name, _class_value(name, c)))
+    size = F.size(classes).cast("double")
+    macro = _sum(classes, lambda c: _class_value(name, c)) / size
+    support = _sum(classes, lambda c: c["t"])
+    weighted = _ratio(_sum(classes, lambda c: c["t"] * _class_value(name, c)), support)
+    tp = _sum(classes, lambda c: c["tp"])
+    predicted = _sum(classes, lambda c: c["p"])
+    micro = _CLASS_VALUES[name](F.struct(tp.alias("tp"), predicted.alias("p"), support.alias("t")))
+    averages = F.array(
+        _entry(none, f"{name}_macro", macro),
+        _entry(none, f"{name}_micro", micro),
+        _entry(none, f"{name}_weighted", weighted),
+    )
+    return [per_class, averages]
+
+
+def _mean_recall() -> Column:
+    classes = F.col("_classes")
+    supported = F.filter(classes, lambda c: c["t"] > 0.0)
+    return F.try_divide(
+        _sum(supported, lambda c: c["tp"] / c["t"]), F.size(supported).cast("double")
+    )
+
+
+# Key-level value of each metric that has one row per key (class null).
+_KEY_VALUES: dict[str, Callable[[], Column]] = {
+    "balanced_accuracy": _mean_recall,
+    "balanced_error_rate": lambda: 1.0 - _mean_recall(),
+    "class_weighted_error": lambda: F.try_divide(F.col("_cw_err"), F.col("_cw_t")),
+    "class_weighted_nll": lambda: F.try_divide(F.col("_cw_nll"), F.col("_cw_t")),
+    "misclassification_cost": lambda: F.try_divide(F.col("_cost"), F.col("_w")),
+}
+
+
+def _entries(name: str) -> list[Column]:
+    """Array columns of the metric rows ``name`` produces for the current key."""
+    if name in _CLASS_VALUES:
+        return _per_class_entries(name)
+    return [F.array(_entry(F.lit(None).cast("string"), name, _KEY_VALUES[name]()))]

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
-from spark_calib.metrics.registry import MetricSpec
+from spark_calib.registry import MetricSpec
 from spark_calib.rows import canonical as row
 from spark_calib.stats import schema as stats
 from spark_calib.stats.aggregate import (

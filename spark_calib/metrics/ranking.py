@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
-from spark_calib.metrics.registry import MetricSpec
+from spark_calib.registry import MetricSpec
 from spark_calib.rows.binning import bin_lower
 from spark_calib.stats import schema as stats
 

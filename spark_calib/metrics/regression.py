@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.constants import REGRESSION_CALIBRATION_LEVELS
 from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
-from spark_calib.metrics.registry import MetricSpec
+from spark_calib.registry import MetricSpec
 from spark_calib.rows.coverage import interval_levels, z_value
 from spark_calib.stats import schema as stats
 

@@ -3,7 +3,18 @@ aggregation groups by). Everything not needed is left out of the scan."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from spark_calib.registry.metrics import (
+    CONFUSION,
+    EXACT_RANKING,
+    HISTOGRAM,
+    PER_CLASS,
+    THRESHOLDS,
+    MetricSpec,
+    families,
+)
 
 
 @dataclass(frozen=True)
@@ -26,3 +37,20 @@ class RowNeeds:
     cost: bool = False
     exact_score: bool = False
     exact_probs: bool = False
+
+
+def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
+    """The optional per-row terms and keys the specs' families and ``row_terms`` read."""
+    specs = list(specs)
+    needed = families(specs)
+    terms = frozenset(term for spec in specs for term in spec.row_terms)
+    return RowNeeds(
+        per_class=PER_CLASS in needed,
+        true_class=bool(needed & {CONFUSION, HISTOGRAM, THRESHOLDS, EXACT_RANKING}),
+        predicted_class=CONFUSION in needed,
+        score_bin=HISTOGRAM in needed,
+        threshold_bin=THRESHOLDS in needed,
+        cost="cost" in terms,
+        exact_score="exact_score" in terms,
+        exact_probs="exact_probs" in terms,
+    )

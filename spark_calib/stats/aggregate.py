@@ -7,7 +7,7 @@ contributes one item per class k with confidence p_k and correct [y = k] (one-vs
 the only place the probability array is exploded.
 
 Slice sets: each input item is copied once per covering group of the plan
-(``spark_calib.stats.strategy``; no copy when there is one group) and grouped once; each slice
+(``spark_calib.slicing.plan``; no copy when there is one group) and grouped once; each slice
 set is then re-aggregated from its group's small table, unless every set is its own group. The
 copies are written as an ``inline`` of one struct per target rather than ``groupingSets``
 because Spark does not match a cached GROUPING SETS plan inside a self-union, so outputs built
@@ -25,9 +25,9 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.rows import canonical as row
 from spark_calib.rows.binning import bin_index
-from spark_calib.slices import slice_name, slice_value_expression
+from spark_calib.slicing.plan import SlicePlan
+from spark_calib.slicing.values import slice_name, slice_value_expression
 from spark_calib.stats import schema as stats
-from spark_calib.stats.strategy import SlicePlan
 
 CLASS_INDEX = "_class"
 SLICE_SET = "_slice_set"
@@ -59,7 +59,7 @@ def aggregate_stats(
     rows: DataFrame, config: Config, with_classes: bool, plan: SlicePlan
 ) -> DataFrame:
     """Aggregate canonical rows into the public statistics table for every slice set of
-    ``config.slices``, grouped as ``plan`` says (``spark_calib.stats.strategy``)."""
+    ``config.slices``, grouped as ``plan`` says (``spark_calib.slicing.plan``)."""
     terms = [name for name in TERM_SUMS if name in rows.columns]
     keys = [name for name in INDEX_KEYS if name in rows.columns]
     items = _class_items(rows, config, keys, terms) if with_classes else _top_items(rows)

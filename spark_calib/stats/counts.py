@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
-from spark_calib.slices import slice_name
+from spark_calib.slicing.values import slice_name
 from spark_calib.stats import schema as stats
 
 

@@ -1,14 +1,14 @@
 """The report's PNG figures, drawn from small pandas frames of the output tables.
 
-The job layer (``spark_calib_cli.report_job``) reads the tables and picks the slices; this
+The job layer (``spark_calib_cli.commands.report``) reads the tables and picks the slices; this
 package only draws: reliability diagrams (``write_reliability_diagrams``), ROC and
 precision-recall curves (``write_roc_curves``) and the interval calibration of regression
 runs (``write_regression_calibration_diagrams``).
 """
 
-from spark_calib_cli.report.figures import write_reliability_diagrams
-from spark_calib_cli.report.regression_figures import write_regression_calibration_diagrams
-from spark_calib_cli.report.roc_figures import write_roc_curves
+from spark_calib_cli.report.regression import write_regression_calibration_diagrams
+from spark_calib_cli.report.reliability import write_reliability_diagrams
+from spark_calib_cli.report.roc import write_roc_curves
 
 __all__ = [
     "write_regression_calibration_diagrams",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from spark_calib.constants import OVERALL_SLICE_NAME
-from spark_calib.slices import decode_slice_value
+from spark_calib.slicing.values import decode_slice_value
 
 NULL_LABEL = "null"
 

@@ -18,9 +18,9 @@ from servers import LOOPBACK, free_port, kill_group, spark_env, start, tails, wa
 from standalone import Cluster, cluster_logs, spark_submit_command, standalone_cluster
 
 from spark_calib.config import load_config
-from spark_calib_cli import demo
-from spark_calib_cli.evaluate_job import run_evaluate
-from spark_calib_cli.tables import (
+from spark_calib_cli.commands.evaluate import run_evaluate
+from spark_calib_cli.demo import logs as demo
+from spark_calib_cli.io.tables import (
     CONFUSION_TABLE,
     INVALID_ROWS_TABLE,
     METRICS_TABLE,

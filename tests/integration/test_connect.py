@@ -32,11 +32,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import config_hash, evaluate, load_config
-from spark_calib_cli import demo
-from spark_calib_cli.evaluate_job import EvaluateOutcome, run_evaluate
+from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
+from spark_calib_cli.console.summary import format_summary
+from spark_calib_cli.demo import logs as demo
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.main import main
-from spark_calib_cli.summary import format_summary
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 

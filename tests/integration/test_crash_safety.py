@@ -20,9 +20,9 @@ from pyspark.sql import SparkSession
 from servers import kill_group, start, tails
 
 from spark_calib.config import load_config
-from spark_calib_cli import demo
-from spark_calib_cli.evaluate_job import run_evaluate
-from spark_calib_cli.tables import (
+from spark_calib_cli.commands.evaluate import run_evaluate
+from spark_calib_cli.demo import logs as demo
+from spark_calib_cli.io.tables import (
     CONFUSION_TABLE,
     INVALID_ROWS_TABLE,
     METRICS_TABLE,

@@ -1,7 +1,7 @@
 """Drift: a window's metric values against the previous window's and a baseline's.
 
 ``window_values`` gives the metrics of a statistics table with their standard errors
-(``spark_calib.monitor.noise``). ``drift_table`` joins the current window's values with the
+(``spark_calib.monitoring.noise``). ``drift_table`` joins the current window's values with the
 previous window's (same model version, slice, class and metric) and with a baseline's: either
 the same window's values of ``baseline_model_version``, or the values of the same model version
 over a fixed date range (``baseline_values``).
@@ -25,9 +25,9 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.config.monitoring import DriftConfig
 from spark_calib.metrics.compute import metrics_from_stats
-from spark_calib.metrics.output import COUNT_METRIC, METRIC, VALUE
-from spark_calib.metrics.registry import CALIBRATION, PER_CLASS, REGRESSION, resolve_metrics
-from spark_calib.monitor.noise import STD_ERROR, standard_errors
+from spark_calib.metrics.output import METRIC, VALUE
+from spark_calib.monitoring.noise import STD_ERROR, standard_errors
+from spark_calib.registry import resolve_metrics
 from spark_calib.stats import schema as stats
 from spark_calib.stats.combine import sum_to_bins
 
@@ -41,7 +41,6 @@ DRIFT_COLUMNS = (
     BASELINE,
     *[f"{BASELINE}_{measure}" for measure in COMPARISON_MEASURES],
 )
-DRIFT_FAMILIES = frozenset({CALIBRATION, PER_CLASS, REGRESSION})
 _METRIC_KEYS = (stats.SLICE_NAME, stats.SLICE_VALUE, stats.CLASS, METRIC)
 
 
@@ -71,7 +70,7 @@ def drift_metrics(config: Config) -> tuple[str, ...]:
     return tuple(
         spec.name
         for spec in specs
-        if spec.family in DRIFT_FAMILIES and spec.name != COUNT_METRIC and not spec.table
+        if spec.drift
     )
 
 

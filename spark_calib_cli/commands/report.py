@@ -16,21 +16,21 @@ from spark_calib.config import Config, OutputConfig
 from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
 from spark_calib.stats import schema as stats_schema
 from spark_calib.windows import window_of
-from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import REGRESSION_TASK, check_job_config, run_window
-from spark_calib_cli.ranking import (
+from spark_calib_cli.commands.evaluate import REGRESSION_TASK, check_job_config, run_window
+from spark_calib_cli.console.worst_slices import (
     DEFAULT_MIN_SLICE_ROWS,
     KEY_COLUMNS,
     RANK,
     slice_overview,
     worst_slices,
 )
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.io.partitions import read_partition, table_location
+from spark_calib_cli.io.tables import METRICS_TABLE, RELIABILITY_TABLE
 from spark_calib_cli.report import write_reliability_diagrams
-from spark_calib_cli.report_regression_job import run_regression_report
-from spark_calib_cli.report_roc_job import run_roc_report
-from spark_calib_cli.report_trend_job import DEFAULT_TREND_WINDOWS, run_trend_report
-from spark_calib_cli.tables import METRICS_TABLE, RELIABILITY_TABLE
-from spark_calib_cli.write import read_partition, table_location
+from spark_calib_cli.report.regression_rows import run_regression_report
+from spark_calib_cli.report.roc_rows import run_roc_report
+from spark_calib_cli.report.trend_rows import DEFAULT_TREND_WINDOWS, run_trend_report
 
 DEFAULT_REPORT_SLICES = 5
 BIN_COLUMNS = RELIABILITY_COLUMNS[len(stats_schema.KEY_COLUMNS) :]

@@ -123,7 +123,7 @@ def _java_property(name: str, value: str) -> str:
 
 
 def _log_config_path() -> str:
-    return str(resources.files("spark_calib_cli").joinpath(LOG_CONFIG))
+    return str(resources.files("spark_calib_cli.io").joinpath(LOG_CONFIG))
 
 
 def _under_spark_submit() -> bool:

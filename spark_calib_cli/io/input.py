@@ -13,7 +13,7 @@ from spark_calib.config import InputConfig, Window
 from spark_calib.errors import ConfigError, SchemaError
 from spark_calib.rows.columns import input_col
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.identifiers import checked_table_name
+from spark_calib_cli.io.identifiers import checked_table_name
 
 MISSING_PATH_CONDITIONS = frozenset({"PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"})
 MISSING_FORMAT_CONDITIONS = frozenset({"DATA_SOURCE_NOT_FOUND"})

@@ -11,7 +11,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib.config import OutputConfig
-from spark_calib_cli.ranking import (
+from spark_calib_cli.console.worst_slices import (
     KEY_COLUMNS,
     RANK,
     REGRESSION_OVERVIEW_METRICS,
@@ -19,9 +19,9 @@ from spark_calib_cli.ranking import (
     regression_overview,
     worst_slices,
 )
-from spark_calib_cli.report.regression_figures import write_regression_calibration_diagrams
-from spark_calib_cli.tables import REGRESSION_TABLE
-from spark_calib_cli.write import read_optional_partition
+from spark_calib_cli.io.partitions import read_optional_partition
+from spark_calib_cli.io.tables import REGRESSION_TABLE
+from spark_calib_cli.report.regression import write_regression_calibration_diagrams
 
 PANEL_METRICS = tuple(
     REGRESSION_OVERVIEW_METRICS[name] for name in ("miscalibration_area", "rmse", "coverage_0.9")

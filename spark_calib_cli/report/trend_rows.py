@@ -20,11 +20,11 @@ from pyspark.sql.window import Window
 
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME
-from spark_calib.slices import slice_name
+from spark_calib.slicing.values import slice_name
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.report.trend_figures import write_trend_figures
-from spark_calib_cli.tables import ALERTS_TABLE, METRICS_TABLE, WINDOW_END
-from spark_calib_cli.write import GRANULARITY, RUN_DATE, read_table
+from spark_calib_cli.io.partitions import GRANULARITY, RUN_DATE, read_table
+from spark_calib_cli.io.tables import ALERTS_TABLE, METRICS_TABLE, WINDOW_END
+from spark_calib_cli.report.trend import write_trend_figures
 
 DEFAULT_TREND_WINDOWS = 14
 DEFAULT_TREND_METRICS = ("ece", "accuracy", "rmse")

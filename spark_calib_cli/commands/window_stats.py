@@ -19,8 +19,8 @@ from spark_calib.errors import ConfigError
 from spark_calib.stats.combine import combine_stats
 from spark_calib.windows import TimeWindow
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.tables import CONFIG_HASH, STATS_TABLE
-from spark_calib_cli.write import RUN_DATE, read_table
+from spark_calib_cli.io.partitions import RUN_DATE, read_table
+from spark_calib_cli.io.tables import CONFIG_HASH, STATS_TABLE
 
 
 @dataclass(frozen=True)

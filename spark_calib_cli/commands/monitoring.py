@@ -24,11 +24,13 @@ from pyspark.sql.types import (
 )
 
 from spark_calib.config import Config
-from spark_calib.monitor import drift_table, fired_alerts, window_values
-from spark_calib.monitor.alerts import FAIL, MESSAGE, RULE
+from spark_calib.monitoring import drift_table, fired_alerts, window_values
+from spark_calib.monitoring.alerts import FAIL, MESSAGE, RULE
 from spark_calib.stats.combine import sum_to_bins
 from spark_calib.windows import TimeWindow, previous_window
-from spark_calib_cli.tables import (
+from spark_calib_cli.commands.window_stats import read_window_stats
+from spark_calib_cli.io.partitions import read_partition, table_location, write_partition
+from spark_calib_cli.io.tables import (
     ALERTS_TABLE,
     CONFIG_HASH,
     DRIFT_TABLE,
@@ -39,8 +41,6 @@ from spark_calib_cli.tables import (
     with_run_columns,
     with_window,
 )
-from spark_calib_cli.window_stats import read_window_stats
-from spark_calib_cli.write import read_partition, table_location, write_partition
 
 # Alert lines printed by a run; the table holds them all.
 MAX_PRINTED_ALERTS = 20

@@ -7,20 +7,20 @@ from collections.abc import Sequence
 
 from pyspark.sql import DataFrame
 
-from spark_calib_cli.console_table import render_table, show_metric
-from spark_calib_cli.ranking import (
-    RANK,
-    REGRESSION_OVERVIEW_METRICS,
-    REGRESSION_RANKING,
-    regression_overview,
-    worst_slices,
-)
-from spark_calib_cli.summary import (
+from spark_calib_cli.console.summary import (
     DIRECTION_MIN_GAP,
     SummaryRow,
     in_print_order,
     model_version_label,
     ranked_slice_label,
+)
+from spark_calib_cli.console.text_table import render_table, show_metric
+from spark_calib_cli.console.worst_slices import (
+    RANK,
+    REGRESSION_OVERVIEW_METRICS,
+    REGRESSION_RANKING,
+    regression_overview,
+    worst_slices,
 )
 
 # (metric, header) in print order; a metric no printed row has (no std column) is left out.

@@ -35,7 +35,7 @@ from pyspark.sql.types import StructType
 
 from spark_calib.config import OutputConfig
 from spark_calib_cli.errors import MissingInputError, OutputError
-from spark_calib_cli.identifiers import checked_identifier
+from spark_calib_cli.io.identifiers import checked_identifier
 
 RUN_DATE = "run_date"
 GRANULARITY = "granularity"

@@ -24,22 +24,22 @@ from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
 from spark_calib.stats.counts import row_counts
 from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
-from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.evaluate_job import check_job_config
-from spark_calib_cli.monitor_job import (
+from spark_calib_cli.commands.evaluate import check_job_config
+from spark_calib_cli.commands.monitoring import (
     MonitorOutcome,
     run_monitoring,
     write_window_row,
     write_window_table,
 )
-from spark_calib_cli.tables import (
+from spark_calib_cli.commands.window_stats import read_window_stats, require_daily_runs
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.io.partitions import read_partition, table_location
+from spark_calib_cli.io.tables import (
     METRICS_TABLE,
     RELIABILITY_TABLE,
     STATS_TABLE,
     WINDOWS_TABLE,
 )
-from spark_calib_cli.window_stats import read_window_stats, require_daily_runs
-from spark_calib_cli.write import read_partition, table_location
 
 
 @dataclass(frozen=True)

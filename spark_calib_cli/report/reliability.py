@@ -18,7 +18,7 @@ from spark_calib_cli.report.layout import (
     show_metric,
     version_title,
 )
-from spark_calib_cli.report.panel import draw_histogram, draw_reliability
+from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability
 
 PANEL_SIZE_INCHES = (4.6, 4.8)
 FILE_STEM = "reliability"

@@ -6,7 +6,9 @@ Calibration-family metrics are Column expressions over the per-key sums built in
 ``_sq_gap`` = Σ_b S_b²/W_b, ``_brier``, ``_nll``, ``_correct``, ``_cost``), where
 S_b = Σ_{i∈b} w_i (correct_i − conf_i). The other families are computed by their own modules
 (``decision``, ``ranking``, ``exact_ranking``, ``regression``) from the names alone; entries of
-kind ``table`` produce an output table instead of metric rows.
+kind ``table`` produce an output table instead of metric rows. ``drift`` and ``row_terms`` tell
+the monitoring and row layers what a name needs, so no code outside this table branches on a
+metric's name.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from spark_calib.errors import ConfigError
-from spark_calib.rows.needs import RowNeeds
 
 # Families: which statistics a metric reads.
 CALIBRATION = "calibration"  # top-label bins (class null)
@@ -38,9 +39,15 @@ ALL_TASKS = CLASSIFICATION_TASKS | REGRESSION_TASK
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One metric name. ``value`` builds the Column of a calibration-family metric from the
-    per-key sums (None for the other families); ``table`` marks a name that produces an output
-    table; ``requires`` names optional config it needs (``Config.features()``)."""
+    """One metric name.
+
+    ``value`` builds the Column of a calibration-family metric from the per-key sums (None for
+    the other families, whose module computes every name of the family); ``table`` marks a name
+    that produces an output table; ``requires`` names optional config it needs
+    (``Config.features()``); ``drift`` says the drift table (and so a change alert rule) covers
+    it; ``row_terms`` names the optional per-row terms (``RowNeeds`` fields) it adds beyond its
+    family's.
+    """
 
     name: str
     family: str
@@ -49,6 +56,8 @@ class MetricSpec:
     default: bool = False
     requires: frozenset[str] = frozenset()
     table: bool = False
+    drift: bool = False
+    row_terms: frozenset[str] = frozenset()
 
 
 def _ratio(numerator: str) -> Callable[[], Column]:
@@ -59,11 +68,18 @@ def _ece() -> Column:
     return F.try_divide(F.col("_abs_gap"), F.col("_w"))
 
 
+# Families whose metrics the drift table recomputes from statistics summed to their bins.
+DRIFT_FAMILIES = frozenset({CALIBRATION, PER_CLASS, REGRESSION})
+
+
 def _spec(name: str, family: str, tasks: frozenset[str], **kwargs: object) -> MetricSpec:
+    kwargs.setdefault("drift", family in DRIFT_FAMILIES and not kwargs.get("table", False))
     return MetricSpec(name, family, tasks, **kwargs)  # type: ignore[arg-type]
 
 
 STD = frozenset({"std"})
+EXACT_SCORE = frozenset({"exact_score"})
+EXACT_PROBS = frozenset({"exact_probs"})
 METRICS: dict[str, MetricSpec] = {
     spec.name: spec
     for spec in [
@@ -84,7 +100,13 @@ METRICS: dict[str, MetricSpec] = {
             "accuracy", CALIBRATION, CLASSIFICATION_TASKS, value=_ratio("_correct"), default=True
         ),
         _spec(
-            "count", CALIBRATION, ALL_TASKS, value=lambda: F.col("_n").cast("double"), default=True
+            "count",
+            CALIBRATION,
+            ALL_TASKS,
+            value=lambda: F.col("_n").cast("double"),
+            default=True,
+            # A row count is not a statistic with a noise model: it has no drift.
+            drift=False,
         ),
         _spec("classwise_ece", PER_CLASS, PROBABILISTIC_TASKS, value=_ece),
         _spec(
@@ -105,6 +127,7 @@ METRICS: dict[str, MetricSpec] = {
             PROBABILISTIC_TASKS,
             value=_ratio("_cost"),
             requires=frozenset({"cost_matrix"}),
+            row_terms=frozenset({"cost"}),
         ),
         _spec("balanced_accuracy", CONFUSION, PROBABILISTIC_TASKS),
         _spec("balanced_error_rate", CONFUSION, PROBABILISTIC_TASKS),
@@ -134,9 +157,11 @@ METRICS: dict[str, MetricSpec] = {
         _spec("pr_auc_binned", HISTOGRAM, BINARY),
         _spec("roc_curve", HISTOGRAM, BINARY, table=True),
         _spec("threshold_metrics", THRESHOLDS, BINARY, table=True),
-        _spec("roc_auc", EXACT_RANKING, BINARY),
-        _spec("pr_auc", EXACT_RANKING, BINARY),
-        _spec("roc_auc_ovr", EXACT_RANKING, frozenset({"multiclass"})),
+        _spec("roc_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
+        _spec("pr_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
+        _spec(
+            "roc_auc_ovr", EXACT_RANKING, frozenset({"multiclass"}), row_terms=EXACT_PROBS
+        ),
         _spec("mse", REGRESSION, REGRESSION_TASK, default=True),
         _spec("rmse", REGRESSION, REGRESSION_TASK, default=True),
         _spec("mae", REGRESSION, REGRESSION_TASK, default=True),
@@ -194,19 +219,3 @@ def resolve_metrics(
 def families(specs: Iterable[MetricSpec]) -> frozenset[str]:
     """The statistics families the specs read."""
     return frozenset(spec.family for spec in specs)
-
-
-def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
-    """The optional per-row terms and keys the specs' families read."""
-    specs = list(specs)
-    needed = families(specs)
-    return RowNeeds(
-        per_class=PER_CLASS in needed,
-        true_class=bool(needed & {CONFUSION, HISTOGRAM, THRESHOLDS, EXACT_RANKING}),
-        predicted_class=CONFUSION in needed,
-        score_bin=HISTOGRAM in needed,
-        threshold_bin=THRESHOLDS in needed,
-        cost=any(spec.name == "expected_misclassification_cost" for spec in specs),
-        exact_score=EXACT_RANKING in needed and not any(s.name == "roc_auc_ovr" for s in specs),
-        exact_probs=any(spec.name == "roc_auc_ovr" for spec in specs),
-    )

@@ -9,7 +9,7 @@ rows. Then it fires for each selected row where:
   delta = value − reference value against ``compare_to`` (the previous window or the baseline,
   from the drift table), both windows have at least ``min_n`` rows, and the change is above the
   sampling noise: |z| ≥ ``drift.z`` when the metric has a noise model (see
-  ``spark_calib.monitor.drift``).
+  ``spark_calib.monitoring.drift``).
 
 Comparisons are strict, so a value exactly at the threshold does not fire; a null value never
 fires.
@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.config.monitoring import AlertRule
 from spark_calib.metrics.output import METRIC, VALUE
-from spark_calib.slices import slice_name
+from spark_calib.slicing.values import slice_name
 from spark_calib.stats import schema as stats
 
 RULE_INDEX = "rule_index"

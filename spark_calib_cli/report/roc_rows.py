@@ -13,10 +13,10 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import OutputConfig
 from spark_calib.constants import OVERALL_SLICE_NAME
-from spark_calib_cli.ranking import KEY_COLUMNS, RANK, VALUE
-from spark_calib_cli.report.roc_figures import write_roc_curves
-from spark_calib_cli.tables import ROC_TABLE
-from spark_calib_cli.write import read_optional_partition
+from spark_calib_cli.console.worst_slices import KEY_COLUMNS, RANK, VALUE
+from spark_calib_cli.io.partitions import read_optional_partition
+from spark_calib_cli.io.tables import ROC_TABLE
+from spark_calib_cli.report.roc import write_roc_curves
 
 AUC_METRICS = ("roc_auc", "roc_auc_binned", "pr_auc", "pr_auc_binned")
 POINT_COLUMNS = ("point", "threshold", "fpr", "tpr", "precision")

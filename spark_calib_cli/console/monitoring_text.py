@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spark_calib_cli.monitor_job import MonitorOutcome
-from spark_calib_cli.rollup_job import RollupOutcome
+from spark_calib_cli.commands.monitoring import MonitorOutcome
+from spark_calib_cli.commands.rollup import RollupOutcome
 
 
 def alerts_text(monitoring: MonitorOutcome, n_rules: int) -> str:

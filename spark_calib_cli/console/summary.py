@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from spark_calib_cli.console_table import render_table, show_metric
-from spark_calib_cli.ranking import RANK, slice_overview, worst_slices
+from spark_calib_cli.console.text_table import render_table, show_metric
+from spark_calib_cli.console.worst_slices import RANK, slice_overview, worst_slices
 from spark_calib_cli.report.labels import slice_label
 
 # (column of the overview, header) in print order.

@@ -14,14 +14,21 @@ from spark_calib.errors import ConfigError
 from spark_calib.evaluate import evaluate
 from spark_calib.result import EvaluationResult
 from spark_calib.windows import TimeWindow, rolling
+from spark_calib_cli.commands.monitoring import MonitorOutcome, run_monitoring, write_window_row
+from spark_calib_cli.commands.window_stats import require_daily_runs, run_length_days
+from spark_calib_cli.console.regression_summary import collect_regression_summary
+from spark_calib_cli.console.summary import SummaryRow, collect_summary
+from spark_calib_cli.console.worst_slices import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.identifiers import checked_identifier, checked_table_name
-from spark_calib_cli.monitor_job import MonitorOutcome, run_monitoring, write_window_row
-from spark_calib_cli.ranking import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
-from spark_calib_cli.read import describe_input, read_input
-from spark_calib_cli.regression_summary import collect_regression_summary
-from spark_calib_cli.summary import SummaryRow, collect_summary
-from spark_calib_cli.tables import (
+from spark_calib_cli.io.identifiers import checked_identifier, checked_table_name
+from spark_calib_cli.io.input import describe_input, read_input
+from spark_calib_cli.io.partitions import (
+    clear_partition,
+    read_partition,
+    table_location,
+    write_partition,
+)
+from spark_calib_cli.io.tables import (
     INVALID_ROWS_TABLE,
     METRICS_TABLE,
     OPTIONAL_TABLES,
@@ -31,8 +38,6 @@ from spark_calib_cli.tables import (
     WINDOWS_TABLE,
     run_tables,
 )
-from spark_calib_cli.window_stats import require_daily_runs, run_length_days
-from spark_calib_cli.write import clear_partition, read_partition, table_location, write_partition
 
 REGRESSION_TASK = "regression"
 

@@ -1,0 +1,43 @@
+"""The metric registry: every metric name, its family, tasks, defaults, requirements, value
+expression and whether drift and alerts apply. It sits below ``config`` (which validates
+names against it) and imports nothing of the package but ``errors``."""
+
+from spark_calib.registry.metrics import (
+    ALL_TASKS,
+    BINARY,
+    CALIBRATION,
+    CLASSIFICATION_TASKS,
+    CONFUSION,
+    DRIFT_FAMILIES,
+    EXACT_RANKING,
+    HISTOGRAM,
+    METRICS,
+    PER_CLASS,
+    PROBABILISTIC_TASKS,
+    REGRESSION,
+    THRESHOLDS,
+    MetricSpec,
+    available_metrics,
+    families,
+    resolve_metrics,
+)
+
+__all__ = [
+    "ALL_TASKS",
+    "BINARY",
+    "CALIBRATION",
+    "CLASSIFICATION_TASKS",
+    "CONFUSION",
+    "DRIFT_FAMILIES",
+    "EXACT_RANKING",
+    "HISTOGRAM",
+    "METRICS",
+    "PER_CLASS",
+    "PROBABILISTIC_TASKS",
+    "REGRESSION",
+    "THRESHOLDS",
+    "MetricSpec",
+    "available_metrics",
+    "families",
+    "resolve_metrics",
+]
