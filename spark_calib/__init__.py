@@ -2,7 +2,13 @@
 
 Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``metrics_from_stats`` and
 ``reliability_from_stats`` (recompute outputs from a statistics table), ``combine_stats``
-(merge statistics of several runs), ``load_config`` and the error types.
+(merge statistics of several runs) and ``sum_to_bins`` (the same, summed to the calibration
+bins), ``row_counts`` (valid and invalid rows of a statistics table), ``load_config``, the
+slice-value helpers ``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the
+input by its configured, possibly dotted, name) and the error types. The public modules
+``spark_calib.config``, ``spark_calib.constants``, ``spark_calib.errors``,
+``spark_calib.monitoring``, ``spark_calib.stats.schema`` (the statistics table's columns) and
+``spark_calib.windows`` are part of it too.
 """
 
 from spark_calib.config import Config, config_hash, load_config
@@ -14,12 +20,16 @@ from spark_calib.errors import (
 )
 from spark_calib.evaluate import evaluate
 from spark_calib.metrics.compute import metrics_from_stats
-from spark_calib.metrics.reliability import reliability_from_stats
+from spark_calib.metrics.reliability import RELIABILITY_COLUMNS, reliability_from_stats
 from spark_calib.registry import available_metrics
 from spark_calib.result import EvaluationResult
-from spark_calib.stats.combine import combine_stats
+from spark_calib.rows.columns import input_col
+from spark_calib.slicing.values import decode_slice_value, slice_name
+from spark_calib.stats.combine import combine_stats, sum_to_bins
+from spark_calib.stats.counts import row_counts
 
 __all__ = [
+    "RELIABILITY_COLUMNS",
     "Config",
     "ConfigError",
     "EvaluationResult",
@@ -29,8 +39,13 @@ __all__ = [
     "available_metrics",
     "combine_stats",
     "config_hash",
+    "decode_slice_value",
     "evaluate",
+    "input_col",
     "load_config",
     "metrics_from_stats",
     "reliability_from_stats",
+    "row_counts",
+    "slice_name",
+    "sum_to_bins",
 ]

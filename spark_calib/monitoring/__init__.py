@@ -2,8 +2,11 @@
 window and a baseline, and alert rules. Every function turns statistics or metric frames into
 small frames; the job layer reads and writes the tables."""
 
-from spark_calib.monitoring.alerts import fired_alerts
+from spark_calib.monitoring.alerts import FAIL, MESSAGE, RULE, fired_alerts
 from spark_calib.monitoring.drift import drift_table, window_values
 from spark_calib.monitoring.noise import standard_errors
 
-__all__ = ["drift_table", "fired_alerts", "standard_errors", "window_values"]
+__all__ = [
+    "FAIL",
+    "MESSAGE",
+    "RULE","drift_table", "fired_alerts", "standard_errors", "window_values"]

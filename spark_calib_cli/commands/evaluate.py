@@ -9,10 +9,9 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
+from spark_calib import EvaluationResult, evaluate
 from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
-from spark_calib.evaluate import evaluate
-from spark_calib.result import EvaluationResult
 from spark_calib.windows import TimeWindow, rolling
 from spark_calib_cli.commands.monitoring import MonitorOutcome, run_monitoring, write_window_row
 from spark_calib_cli.commands.window_stats import require_daily_runs, run_length_days

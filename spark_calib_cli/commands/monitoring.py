@@ -23,10 +23,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from spark_calib import sum_to_bins
 from spark_calib.config import Config
-from spark_calib.monitoring import drift_table, fired_alerts, window_values
-from spark_calib.monitoring.alerts import FAIL, MESSAGE, RULE
-from spark_calib.stats.combine import sum_to_bins
+from spark_calib.monitoring import FAIL, MESSAGE, RULE, drift_table, fired_alerts, window_values
 from spark_calib.windows import TimeWindow, previous_window
 from spark_calib_cli.commands.window_stats import read_window_stats
 from spark_calib_cli.io.partitions import read_partition, table_location, write_partition

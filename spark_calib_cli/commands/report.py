@@ -12,8 +12,8 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from spark_calib import RELIABILITY_COLUMNS
 from spark_calib.config import Config, OutputConfig
-from spark_calib.metrics.reliability import RELIABILITY_COLUMNS
 from spark_calib.stats import schema as stats_schema
 from spark_calib.windows import window_of
 from spark_calib_cli.commands.evaluate import REGRESSION_TASK, check_job_config, run_window

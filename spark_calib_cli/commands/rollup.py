@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
+from spark_calib import metrics_from_stats, reliability_from_stats, row_counts
 from spark_calib.config import Config, config_hash
 from spark_calib.errors import ConfigError
-from spark_calib.metrics.compute import metrics_from_stats
-from spark_calib.metrics.reliability import reliability_from_stats
-from spark_calib.stats.counts import row_counts
 from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
 from spark_calib_cli.commands.evaluate import check_job_config
 from spark_calib_cli.commands.monitoring import (

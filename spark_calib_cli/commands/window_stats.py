@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_calib import combine_stats
 from spark_calib.config import Config, DateRange
 from spark_calib.errors import ConfigError
-from spark_calib.stats.combine import combine_stats
 from spark_calib.windows import TimeWindow
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.partitions import RUN_DATE, read_table

@@ -9,9 +9,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, StringType, TimestampNTZType, TimestampType
 
+from spark_calib import input_col
 from spark_calib.config import InputConfig, Window
 from spark_calib.errors import ConfigError, SchemaError
-from spark_calib.rows.columns import input_col
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.identifiers import checked_table_name
 

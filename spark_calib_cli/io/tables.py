@@ -18,9 +18,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from spark_calib import EvaluationResult, input_col
 from spark_calib.config import Config
-from spark_calib.result import EvaluationResult
-from spark_calib.rows.columns import input_col
 from spark_calib.windows import TimeWindow
 
 METRICS_TABLE = "calibration_metrics"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from spark_calib import decode_slice_value
 from spark_calib.constants import OVERALL_SLICE_NAME
-from spark_calib.slicing.values import decode_slice_value
 
 NULL_LABEL = "null"
 

@@ -18,9 +18,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from spark_calib import slice_name
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME
-from spark_calib.slicing.values import slice_name
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.partitions import GRANULARITY, RUN_DATE, read_table
 from spark_calib_cli.io.tables import ALERTS_TABLE, METRICS_TABLE, WINDOW_END
