@@ -28,6 +28,8 @@ from spark_calib.registry import MetricSpec, resolve_metrics
 
 Task = Literal["binary", "multiclass", "top_label", "regression"]
 BinEdges = Literal["left_closed", "right_closed"]
+# Which probability a binary log's calibration bins compare with the outcome.
+BinaryView = Literal["positive_class", "top_label"]
 SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
 InputFormat = Literal["parquet", "orc", "json", "csv", "delta"]
 
@@ -111,6 +113,7 @@ class Config(StrictModel):
     num_classes: Int | None = Field(default=None, ge=2)
     class_names: tuple[str, ...] | None = None
     threshold: Float = Field(default=DEFAULT_THRESHOLD, ge=0.0, le=1.0)
+    binary_view: BinaryView = "positive_class"
     quality_threshold: Float | None = None
     max_invalid_fraction: Float = Field(default=DEFAULT_MAX_INVALID_FRACTION, ge=0.0, le=1.0)
     sum_tolerance: Float = Field(default=DEFAULT_SUM_TOLERANCE, gt=0.0)
@@ -256,6 +259,8 @@ class Config(StrictModel):
             raise ValueError(f"num_classes applies to task multiclass only, not {self.task}")
         if self.task == "binary" and self.class_names is not None and len(self.class_names) != 2:
             raise ValueError(f"task binary needs 2 class_names, got {list(self.class_names)}")
+        if self.task != "binary" and "binary_view" in self.model_fields_set:
+            raise ValueError(f"binary_view applies to task binary only, not {self.task}")
         if self.task in ("top_label", "regression") and self.class_names is not None:
             raise ValueError(f"class_names does not apply to task {self.task}")
         self._check_class_keys()
@@ -345,12 +350,14 @@ class Config(StrictModel):
         return weights
 
     def features(self) -> frozenset[str]:
-        """Optional inputs some metrics need: ``std``, ``class_weights``, ``cost_matrix``."""
+        """Optional inputs some metrics need: ``std``, ``class_weights``, ``cost_matrix``, and
+        ``positive_class`` (a binary task whose calibration pair is (s, y))."""
         roles = self.columns.roles()
         present = {
             "std": "std" in roles or "variance" in roles,
             "class_weights": self.class_weights is not None,
             "cost_matrix": self.cost_matrix is not None,
+            "positive_class": self.task == "binary" and self.binary_view == "positive_class",
         }
         return frozenset(name for name, ok in present.items() if ok)
 

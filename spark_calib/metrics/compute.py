@@ -2,10 +2,13 @@
 
 The table is the union of one frame per requested metric family (calibration here; decision,
 ranking and regression in their modules), each built from the statistics alone. Calibration,
-per key (model_version, slice_name, slice_value, class) over the bins b with S_b = Σw(correct −
-conf) and W_b = Σw: ECE = Σ_b |S_b| / W; MCE = max_{b: W_b>0} |S_b| / W_b; RMSCE =
-sqrt(Σ_{b: W_b>0} S_b²/W_b / W); Brier, NLL and accuracy are Σ(w·term) / W. A value is null
-when W = 0. classwise_ece rows carry the class; its macro row (class null) averages them.
+per key (model_version, slice_name, slice_value, class) over the bins b, with c the calibration
+probability and o the outcome of an item (``spark_calib.stats.schema``), S_b = Σw(o − c) and
+W_b = Σw: ECE = Σ_b |S_b| / W; MCE = max_{b: W_b>0} |S_b| / W_b; RMSCE =
+sqrt(Σ_{b: W_b>0} S_b²/W_b / W); Brier, NLL and accuracy are Σ(w·term) / W; the other
+calibration-family values are the registry's expressions of the per-key sums
+(``per_key_sums``). A value is null when W = 0. classwise_ece rows carry the class; its macro
+row (class null) averages them.
 
 Output columns: model_version, slice_name, slice_value, class, metric, value, n, weight_sum.
 """
@@ -107,26 +110,39 @@ def _calibration_metrics(
     return keyed.select(*slice_keys, F.inline("_entries")).select(*METRICS_COLUMNS)
 
 
+# Per-key sum → the statistics column it totals over the key's bins.
+_KEY_TOTALS = {
+    "_brier": stats.SUM_WEIGHT_BRIER,
+    "_nll": stats.SUM_WEIGHT_NLL,
+    "_correct": stats.SUM_WEIGHT_CORRECT,
+    "_cost": stats.SUM_WEIGHT_COST,
+    "_conf": stats.SUM_WEIGHT_CONFIDENCE,
+    "_outcome": stats.SUM_WEIGHT_OUTCOME,
+    "_w2": stats.SUM_WEIGHT_SQ,
+    "_conf_sq": stats.SUM_WEIGHT_CONFIDENCE_SQ,
+    "_conf_outcome": stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
+    "_spiegelhalter_var": stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
+}
+
+
 def per_key_sums(stats_df: DataFrame) -> DataFrame:
     """Valid statistics summed per bin, then over bins per key, with the gap terms the
     calibration metrics need (a bin may span several statistics rows when confusion or
-    histogram keys are present)."""
-    measures = (
-        stats.N,
-        stats.SUM_WEIGHT,
-        stats.SUM_WEIGHT_CONFIDENCE,
-        stats.SUM_WEIGHT_CORRECT,
-        stats.SUM_WEIGHT_BRIER,
-        stats.SUM_WEIGHT_NLL,
-        stats.SUM_WEIGHT_COST,
-    )
+    histogram keys are present).
+
+    With C_b = Σ_{i∈b} w·c, O_b = Σ_{i∈b} w·o, W_b = Σ_{i∈b} w and S_b = O_b − C_b over the
+    occupied bins: ``_abs_gap`` = Σ|S_b|, ``_max_gap`` = max |S_b|/W_b, ``_sq_gap`` = Σ S_b²/W_b,
+    ``_sq_outcome`` = Σ O_b²/W_b; and the key's totals ``_KEY_TOTALS``.
+    """
+    measures = (stats.N, stats.SUM_WEIGHT, *_KEY_TOTALS.values())
     per_bin = (
         stats_df.where(F.col(stats.REASON).isNull())
         .groupBy(*stats.KEY_COLUMNS, stats.BIN)
         .agg(*[F.sum(name).alias(name) for name in measures])
     )
     weight = F.col(stats.SUM_WEIGHT)
-    gap = F.col(stats.SUM_WEIGHT_CORRECT) - F.col(stats.SUM_WEIGHT_CONFIDENCE)
+    outcome = F.col(stats.SUM_WEIGHT_OUTCOME)
+    gap = outcome - F.col(stats.SUM_WEIGHT_CONFIDENCE)
     occupied = weight > 0.0
     return per_bin.groupBy(*stats.KEY_COLUMNS).agg(
         F.sum(stats.N).alias("_n"),
@@ -134,10 +150,8 @@ def per_key_sums(stats_df: DataFrame) -> DataFrame:
         F.sum(F.abs(gap)).alias("_abs_gap"),
         F.max(F.when(occupied, F.abs(gap) / weight)).alias("_max_gap"),
         F.sum(F.when(occupied, gap * gap / weight)).alias("_sq_gap"),
-        F.sum(stats.SUM_WEIGHT_BRIER).alias("_brier"),
-        F.sum(stats.SUM_WEIGHT_NLL).alias("_nll"),
-        F.sum(stats.SUM_WEIGHT_CORRECT).alias("_correct"),
-        F.sum(stats.SUM_WEIGHT_COST).alias("_cost"),
+        F.sum(F.when(occupied, outcome * outcome / weight)).alias("_sq_outcome"),
+        *[F.sum(column).alias(name) for name, column in _KEY_TOTALS.items()],
     )
 
 

@@ -44,7 +44,7 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
             F.sum(stats.N).alias(stats.N),
             F.sum(stats.SUM_WEIGHT).alias(stats.SUM_WEIGHT),
             F.sum(stats.SUM_WEIGHT_CONFIDENCE).alias(stats.SUM_WEIGHT_CONFIDENCE),
-            F.sum(stats.SUM_WEIGHT_CORRECT).alias(stats.SUM_WEIGHT_CORRECT),
+            F.sum(stats.SUM_WEIGHT_OUTCOME).alias(stats.SUM_WEIGHT_OUTCOME),
         )
     )
     # Filling empty bins per key through a map lookup instead of a join keeps null keys
@@ -54,7 +54,7 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
             F.struct(
                 F.col(stats.BIN),
                 F.struct(
-                    stats.N, stats.SUM_WEIGHT, stats.SUM_WEIGHT_CONFIDENCE, stats.SUM_WEIGHT_CORRECT
+                    stats.N, stats.SUM_WEIGHT, stats.SUM_WEIGHT_CONFIDENCE, stats.SUM_WEIGHT_OUTCOME
                 ),
             )
         )
@@ -69,7 +69,7 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
     # A weight sum that overflowed to ∞ gives no mean (∞/∞ is NaN): null, as for an empty bin.
     divisor = F.when(weight < F.lit(float("inf")), weight)
     mean_confidence = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CONFIDENCE), divisor)
-    accuracy = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_CORRECT), divisor)
+    accuracy = F.try_divide(F.col("_s." + stats.SUM_WEIGHT_OUTCOME), divisor)
     return exploded.select(
         *stats.KEY_COLUMNS,
         F.col("bin").cast("int").alias("bin"),

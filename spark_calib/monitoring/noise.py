@@ -42,7 +42,8 @@ def standard_errors(stats_df: DataFrame) -> DataFrame:
         .agg(
             F.sum(stats.N).alias("_n_b"),
             F.sum(stats.SUM_WEIGHT).alias("_w_b"),
-            F.sum(stats.SUM_WEIGHT_CORRECT).alias("_c_b"),
+            F.sum(stats.SUM_WEIGHT_OUTCOME).alias("_c_b"),
+            F.sum(stats.SUM_WEIGHT_CORRECT).alias("_correct_b"),
         )
     )
     accuracy_b = F.least(F.greatest(F.try_divide("_c_b", "_w_b"), F.lit(0.0)), F.lit(1.0))
@@ -50,7 +51,7 @@ def standard_errors(stats_df: DataFrame) -> DataFrame:
     per_key = per_bin.groupBy(*stats.KEY_COLUMNS).agg(
         F.sum("_n_b").alias("_n"),
         F.sum("_w_b").alias("_w"),
-        F.sum("_c_b").alias("_c"),
+        F.sum("_correct_b").alias("_c"),
         # Σ W_b² a_b(1 − a_b)/n_b; divided by W² below.
         F.sum(F.when(F.col("_n_b") > 0, F.col("_w_b") * F.col("_w_b") * binomial_b)).alias(
             "_ece_var_w2"

@@ -13,6 +13,7 @@ metric's name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -68,6 +69,69 @@ def _ece() -> Column:
     return F.try_divide(F.col("_abs_gap"), F.col("_w"))
 
 
+def _mean_outcome() -> Column:
+    return F.try_divide(F.col("_outcome"), F.col("_w"))
+
+
+def _spiegelhalter_z() -> Column:
+    """Σw(o − c)(1 − 2c) / sqrt(Σw²(1 − 2c)²c(1 − c)), the numerator expanded in the moment sums:
+    Σw·o − Σw·c − 2Σw·c·o + 2Σw·c²."""
+    numerator = (
+        F.col("_outcome") - F.col("_conf") - 2.0 * F.col("_conf_outcome") + 2.0 * F.col("_conf_sq")
+    )
+    variance = F.col("_spiegelhalter_var")
+    return F.when(variance > 0.0, numerator / F.sqrt(variance))
+
+
+def _spiegelhalter_p() -> Column:
+    """Two-sided p = P(|N(0,1)| ≥ |z|) = erfc(|z|/√2)."""
+    return erfc(F.abs(_spiegelhalter_z()) / F.lit(math.sqrt(2.0)))
+
+
+# Numerical Recipes' erfcc (Chebyshev fit): relative error below 1.2e-7 for every x ≥ 0.
+ERFC_RELATIVE_ERROR = 1.2e-7
+_ERFC_COEFFICIENTS = (
+    -1.26551223,
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+)
+
+
+def erfc(x: Column) -> Column:
+    """erfc(x) for x ≥ 0 as a Column (Spark SQL has no erf); relative error < 1.2e-7."""
+    t = 1.0 / (1.0 + 0.5 * x)
+    poly: Column = F.lit(_ERFC_COEFFICIENTS[-1])
+    for coefficient in reversed(_ERFC_COEFFICIENTS[:-1]):
+        poly = F.lit(coefficient) + t * poly
+    return t * F.exp(-x * x + poly)
+
+
+def _binary_entropy(p: Column) -> Column:
+    """H(p) = −p log p − (1 − p) log(1 − p); null unless 0 < p < 1."""
+    return F.when((p > 0.0) & (p < 1.0), -p * F.log(p) - (1.0 - p) * F.log(1.0 - p))
+
+
+def _brier_reliability() -> Column:
+    """(Σ_b O_b²/W_b + Σw·c² − 2Σw·c·o) / W: Murphy's reliability plus Stephenson's within-bin
+    variance minus covariance terms."""
+    return F.try_divide(
+        F.col("_sq_outcome") + F.col("_conf_sq") - 2.0 * F.col("_conf_outcome"), F.col("_w")
+    )
+
+
+def _brier_resolution() -> Column:
+    """(Σ_b O_b²/W_b − O²/W) / W, the weighted variance of the bins' observed rates."""
+    overall = F.try_divide(F.col("_outcome") * F.col("_outcome"), F.col("_w"))
+    return F.try_divide(F.col("_sq_outcome") - overall, F.col("_w"))
+
+
 # Families whose metrics the drift table recomputes from statistics summed to their bins.
 DRIFT_FAMILIES = frozenset({CALIBRATION, PER_CLASS, REGRESSION})
 
@@ -78,6 +142,9 @@ def _spec(name: str, family: str, tasks: frozenset[str], **kwargs: object) -> Me
 
 
 STD = frozenset({"std"})
+POSITIVE_CLASS = frozenset({"positive_class"})
+# (confidence, outcome) pairs whose Brier term is (o − c)²: binary and top-label.
+BRIER_PAIR_TASKS = frozenset({"binary", "top_label"})
 EXACT_SCORE = frozenset({"exact_score"})
 EXACT_PROBS = frozenset({"exact_probs"})
 METRICS: dict[str, MetricSpec] = {
@@ -109,6 +176,39 @@ METRICS: dict[str, MetricSpec] = {
             drift=False,
         ),
         _spec("classwise_ece", PER_CLASS, PROBABILISTIC_TASKS, value=_ece),
+        _spec("mean_prediction", CALIBRATION, CLASSIFICATION_TASKS, value=_ratio("_conf")),
+        _spec("mean_label", CALIBRATION, CLASSIFICATION_TASKS, value=_mean_outcome),
+        _spec(
+            "calibration_ratio",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=lambda: F.try_divide(F.col("_conf"), F.col("_outcome")),
+        ),
+        _spec(
+            "calibration_in_the_large",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=lambda: F.try_divide(F.col("_conf") - F.col("_outcome"), F.col("_w")),
+        ),
+        _spec(
+            "normalized_entropy",
+            CALIBRATION,
+            BINARY,
+            value=lambda: F.try_divide(
+                F.try_divide(F.col("_nll"), F.col("_w")), _binary_entropy(_mean_outcome())
+            ),
+            requires=POSITIVE_CLASS,
+        ),
+        _spec("spiegelhalter_z", CALIBRATION, CLASSIFICATION_TASKS, value=_spiegelhalter_z),
+        _spec("spiegelhalter_p", CALIBRATION, CLASSIFICATION_TASKS, value=_spiegelhalter_p),
+        _spec("brier_reliability", CALIBRATION, BRIER_PAIR_TASKS, value=_brier_reliability),
+        _spec("brier_resolution", CALIBRATION, BRIER_PAIR_TASKS, value=_brier_resolution),
+        _spec(
+            "brier_uncertainty",
+            CALIBRATION,
+            BRIER_PAIR_TASKS,
+            value=lambda: _mean_outcome() * (1.0 - _mean_outcome()),
+        ),
         _spec(
             "error_rate",
             CALIBRATION,
@@ -159,9 +259,7 @@ METRICS: dict[str, MetricSpec] = {
         _spec("threshold_metrics", THRESHOLDS, BINARY, table=True),
         _spec("roc_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
         _spec("pr_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
-        _spec(
-            "roc_auc_ovr", EXACT_RANKING, frozenset({"multiclass"}), row_terms=EXACT_PROBS
-        ),
+        _spec("roc_auc_ovr", EXACT_RANKING, frozenset({"multiclass"}), row_terms=EXACT_PROBS),
         _spec("mse", REGRESSION, REGRESSION_TASK, default=True),
         _spec("rmse", REGRESSION, REGRESSION_TASK, default=True),
         _spec("mae", REGRESSION, REGRESSION_TASK, default=True),
@@ -176,6 +274,7 @@ _REQUIREMENT_HINTS = {
     "std": "columns.std or columns.variance",
     "class_weights": "class_weights",
     "cost_matrix": "cost_matrix",
+    "positive_class": "task binary with binary_view: positive_class",
 }
 
 

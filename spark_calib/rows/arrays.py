@@ -24,6 +24,14 @@ def softmax(logits: Column) -> Column:
     return F.zip_with(shifted, F.array_repeat(array_sum(shifted), size), lambda e, t: e / t)
 
 
+def log_softmax_at(logits: Column, index: Column) -> Column:
+    """log p_index = z_index − logsumexp(z), with logsumexp(z) = max z + log Σ_j exp(z_j − max z):
+    exact for any finite logits (no ε, no underflow of p to 0)."""
+    top = F.array_max(logits)
+    shifted = F.transform(logits, lambda z: F.exp(z - top))
+    return F.get(logits, index) - top - F.log(array_sum(shifted))
+
+
 def first_argmax(probs: Column) -> Column:
     """Index (0-based) of the first maximum: ties go to the lowest index, as numpy.argmax."""
     return (F.array_position(probs, F.array_max(probs)) - 1).cast("int")

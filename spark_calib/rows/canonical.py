@@ -4,8 +4,10 @@ Output columns (internal names, so user column names never collide with ours):
 ``_reason`` (string, null when valid), ``_model_version`` (string), ``_slice_0`` … ``_slice_{S−1}``
 (the slice columns, in ``Config.slice_columns()`` order), ``_weight`` and, null for invalid rows:
 
-- classification: ``_confidence``, ``_correct`` (0/1), ``_brier``, ``_nll`` (doubles) and
-  ``_bin`` (int, the confidence bin);
+- classification: ``_confidence`` (c, the calibration probability), ``_outcome`` (o),
+  ``_correct`` (0/1), ``_brier``, ``_nll``, the moment terms ``_weight_term`` (w, summed to
+  Σw²), ``_confidence_sq`` (c²), ``_confidence_outcome`` (c·o) and ``_spiegelhalter`` (w(1 −
+  2c)²c(1 − c), summed to Σw²(1 − 2c)²c(1 − c)) (doubles) and ``_bin`` (int, the bin of c);
 - regression: ``_target``, ``_sq_error``, ``_abs_error`` and, with σ, ``_gaussian_nll`` and
   ``_bin`` (the coverage bucket, ``spark_calib.rows.coverage``);
 - as ``RowNeeds`` asks: ``_probs`` (array<double>) and ``_label`` (int) for per-class items;
@@ -34,6 +36,11 @@ MODEL_VERSION = "_model_version"
 WEIGHT = "_weight"
 CONFIDENCE = "_confidence"
 CORRECT = "_correct"
+OUTCOME = "_outcome"
+WEIGHT_TERM = "_weight_term"
+CONFIDENCE_SQ = "_confidence_sq"
+CONFIDENCE_OUTCOME = "_confidence_outcome"
+SPIEGELHALTER = "_spiegelhalter"
 BRIER = "_brier"
 NLL = "_nll"
 BIN = "_bin"
@@ -51,7 +58,22 @@ ABS_ERROR = "_abs_error"
 GAUSSIAN_NLL = "_gaussian_nll"
 
 # Columns summed as Σ w·term by the aggregation (when present in the canonical rows).
-TERM_COLUMNS = (CONFIDENCE, CORRECT, BRIER, NLL, COST, TARGET, SQ_ERROR, ABS_ERROR, GAUSSIAN_NLL)
+TERM_COLUMNS = (
+    CONFIDENCE,
+    CORRECT,
+    BRIER,
+    NLL,
+    COST,
+    TARGET,
+    SQ_ERROR,
+    ABS_ERROR,
+    GAUSSIAN_NLL,
+    OUTCOME,
+    WEIGHT_TERM,
+    CONFIDENCE_SQ,
+    CONFIDENCE_OUTCOME,
+    SPIEGELHALTER,
+)
 # Integer grouping keys besides the slices (null when absent for a row or a task).
 INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, SCORE_BIN, THRESHOLD_BIN)
 
@@ -124,11 +146,13 @@ def _row_terms(
             found["_error"] = terms.error
         return found
     assert terms.confidence is not None and terms.correct is not None and terms.brier is not None
+    assert terms.outcome is not None
     found = {
         CONFIDENCE: terms.confidence,
         CORRECT: terms.correct,
         BRIER: terms.brier,
         NLL: terms.nll if terms.nll is not None else F.lit(None).cast("double"),
+        **moment_terms(terms.confidence, terms.outcome, _weight(config)),
     }
     if needs.per_class or needs.exact_probs:
         assert terms.probs is not None and terms.label is not None
@@ -148,6 +172,19 @@ def _row_terms(
         assert config.cost_matrix is not None and num_classes is not None
         found[COST] = _expected_cost(terms.probs, terms.label, config.cost_matrix)
     return found
+
+
+def moment_terms(confidence: Column, outcome: Column, weight: Column) -> dict[str, Column]:
+    """The outcome and the second-moment terms of a (confidence c, outcome o) pair; each is
+    summed as Σw·term."""
+    spread = 1.0 - 2.0 * confidence
+    return {
+        OUTCOME: outcome,
+        WEIGHT_TERM: weight,
+        CONFIDENCE_SQ: confidence * confidence,
+        CONFIDENCE_OUTCOME: confidence * outcome,
+        SPIEGELHALTER: weight * spread * spread * confidence * (1.0 - confidence),
+    }
 
 
 def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Column) -> list[Column]:

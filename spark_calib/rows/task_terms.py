@@ -1,9 +1,12 @@
 """Per-task row terms: confidence, correctness, Brier and NLL terms, and the validity checks.
 
-Binary (score s = P(y=1)): prediction = [s ≥ threshold]; confidence = s if the prediction is 1,
-else 1 − s; Brier term (s − y)²; NLL term −log(max(p_y, ε)) with p_y = s if y = 1 else 1 − s.
-Multiclass (probs p, or softmax of logits): confidence = max_k p_k; prediction = first argmax;
-Brier term Σ_k (1[y=k] − p_k)²; NLL term −log(max(p_y, ε)).
+Binary (score s = P(y=1)): prediction = [s ≥ threshold]; correct = [prediction = y]; the
+calibration pair (confidence c, outcome o) is (s, y) (``binary_view: positive_class``, the
+default) or (max(s, 1 − s), correct) (``binary_view: top_label``); Brier term (s − y)²; NLL term
+−log(max(p_y, ε)) with p_y = s if y = 1 else 1 − s.
+Multiclass (probs p, or softmax of logits): confidence = max_k p_k; outcome = correct;
+prediction = first argmax; Brier term Σ_k (1[y=k] − p_k)²; NLL term −log(max(p_y, ε)) from
+probabilities, and the exact logsumexp(z) − z_y from logits (no ε).
 Top-label: the given confidence; correct from a boolean, from prediction == label, or from
 quality > τ; Brier term (correct − confidence)²; no NLL (p_y of a wrong answer is not logged).
 Regression (prediction μ, target y, optional σ from std or sqrt(variance)): e = y − μ; squared
@@ -19,7 +22,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StringType
 
 from spark_calib.config import Config
-from spark_calib.rows.arrays import first_argmax, one_hot_squared_error, softmax
+from spark_calib.rows.arrays import (
+    first_argmax,
+    log_softmax_at,
+    one_hot_squared_error,
+    softmax,
+)
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.validation import (
     Check,
@@ -41,6 +49,7 @@ class TaskTerms:
     checks: list[Check]
     confidence: Column | None = None
     correct: Column | None = None
+    outcome: Column | None = None
     brier: Column | None = None
     nll: Column | None = None
     probs: Column | None = None
@@ -76,10 +85,13 @@ def _binary_terms(config: Config) -> TaskTerms:
     ]
     predicted_one = score >= F.lit(config.threshold)
     p_true = F.when(label == 1.0, score).otherwise(1.0 - score)
+    correct = (predicted_one.cast("double") == label).cast("double")
+    top_label = config.binary_view == "top_label"
     return TaskTerms(
         checks=checks,
-        confidence=F.when(predicted_one, score).otherwise(1.0 - score),
-        correct=(predicted_one.cast("double") == label).cast("double"),
+        confidence=F.when(predicted_one, score).otherwise(1.0 - score) if top_label else score,
+        correct=correct,
+        outcome=correct if top_label else label,
         brier=F.pow(score - label, 2),
         nll=-F.log(F.greatest(p_true, F.lit(config.nll_eps))),
         probs=F.array(1.0 - score, score),
@@ -113,14 +125,19 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
         numeric_label = raw_label.cast("double")
         label_checks = class_index_checks(numeric_label, num_classes)
         label = numeric_label.try_cast("int")
-    p_true = F.get(probs, label)
+    if columns.probs is not None:
+        log_p_true = F.log(F.greatest(F.get(probs, label), F.lit(config.nll_eps)))
+    else:
+        log_p_true = log_softmax_at(logits, label)
     predicted = first_argmax(probs)
+    correct = (predicted == label).cast("double")
     return TaskTerms(
         checks=[*vector_checks, *label_checks],
         confidence=F.array_max(probs),
-        correct=(predicted == label).cast("double"),
+        correct=correct,
+        outcome=correct,
         brier=one_hot_squared_error(probs, label),
-        nll=-F.log(F.greatest(p_true, F.lit(config.nll_eps))),
+        nll=-log_p_true,
         probs=probs,
         label=label,
         predicted=predicted,
@@ -149,6 +166,7 @@ def _top_label_terms(config: Config) -> TaskTerms:
         checks=checks,
         confidence=confidence,
         correct=correct,
+        outcome=correct,
         brier=F.pow(correct - confidence, 2),
     )
 

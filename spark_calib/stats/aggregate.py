@@ -44,6 +44,11 @@ TERM_SUMS = {
     row.SQ_ERROR: stats.SUM_WEIGHT_SQ_ERROR,
     row.ABS_ERROR: stats.SUM_WEIGHT_ABS_ERROR,
     row.GAUSSIAN_NLL: stats.SUM_WEIGHT_GAUSSIAN_NLL,
+    row.OUTCOME: stats.SUM_WEIGHT_OUTCOME,
+    row.WEIGHT_TERM: stats.SUM_WEIGHT_SQ,
+    row.CONFIDENCE_SQ: stats.SUM_WEIGHT_CONFIDENCE_SQ,
+    row.CONFIDENCE_OUTCOME: stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
+    row.SPIEGELHALTER: stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
 }
 # Canonical index key → the statistics key column.
 INDEX_KEYS = {
@@ -228,10 +233,12 @@ def _class_items(rows: DataFrame, config: Config, keys: list[str], terms: list[s
     label = F.col(row.LABEL)
 
     def one_vs_rest(p: Column, k: Column) -> Column:
+        is_class = (k == label).cast("double")
         values = {
             row.BIN: bin_index(p, config.binning.n_bins, config.binning.edges),
             row.CONFIDENCE: p,
-            row.CORRECT: (k == label).cast("double"),
+            row.CORRECT: is_class,
+            **row.moment_terms(p, is_class, F.col(row.WEIGHT)),
         }
         return F.struct(
             k.alias(CLASS_INDEX),

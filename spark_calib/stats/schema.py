@@ -11,6 +11,14 @@ depends on the task and the requested metrics:
 - ``true_class``/``predicted_class``: the confusion cell (decision metrics); ``true_class``
   alone with ``score_bin``/``threshold_bin``: the binary score histogram by label.
 
+Calibration sums (classification): with c the calibration probability of an item (binary:
+the score s by default, ``binary_view: top_label`` max(s, 1 − s); multiclass and top-label:
+the confidence; class items: p_k) and o its outcome (binary: y, or correct in the top-label
+view; otherwise correct; class items: [y = k]): ``sum_weight_confidence`` Σw·c,
+``sum_weight_outcome`` Σw·o, ``sum_weight_correct`` Σw·correct (accuracy), ``sum_weight_sq``
+Σw², ``sum_weight_confidence_sq`` Σw·c², ``sum_weight_confidence_outcome`` Σw·c·o and
+``sum_weight_sq_spiegelhalter`` Σw²(1 − 2c)²c(1 − c).
+
 Every measure is a sum, so statistics of disjoint inputs add up exactly to the statistics of
 their union. Sums a task or config does not use are null.
 """
@@ -31,6 +39,11 @@ N = "n"
 SUM_WEIGHT = "sum_weight"
 SUM_WEIGHT_CONFIDENCE = "sum_weight_confidence"
 SUM_WEIGHT_CORRECT = "sum_weight_correct"
+SUM_WEIGHT_OUTCOME = "sum_weight_outcome"
+SUM_WEIGHT_SQ = "sum_weight_sq"
+SUM_WEIGHT_CONFIDENCE_SQ = "sum_weight_confidence_sq"
+SUM_WEIGHT_CONFIDENCE_OUTCOME = "sum_weight_confidence_outcome"
+SUM_WEIGHT_SQ_SPIEGELHALTER = "sum_weight_sq_spiegelhalter"
 SUM_WEIGHT_BRIER = "sum_weight_brier"
 SUM_WEIGHT_NLL = "sum_weight_nll"
 SUM_WEIGHT_COST = "sum_weight_cost"
@@ -63,5 +76,10 @@ SUM_COLUMNS = (
     SUM_WEIGHT_SQ_ERROR,
     SUM_WEIGHT_ABS_ERROR,
     SUM_WEIGHT_GAUSSIAN_NLL,
+    SUM_WEIGHT_OUTCOME,
+    SUM_WEIGHT_SQ,
+    SUM_WEIGHT_CONFIDENCE_SQ,
+    SUM_WEIGHT_CONFIDENCE_OUTCOME,
+    SUM_WEIGHT_SQ_SPIEGELHALTER,
 )
 STATS_COLUMNS = (*GROUP_COLUMNS, N, *SUM_COLUMNS)
