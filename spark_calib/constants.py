@@ -10,10 +10,9 @@ LOG_EPS = 1e-15
 # Tolerance on |Σ_k p_k − 1| for a probability vector to count as normalised.
 DEFAULT_SUM_TOLERANCE = 1e-6
 DEFAULT_MAX_INVALID_FRACTION = 0.0
-# Binary decision and ranking metrics: the threshold_metrics thresholds, the score histogram's
-# bucket count B (the binned AUCs' resolution) and the ROC table's point budget per slice.
+# Binary decision and ranking metrics: the threshold_metrics thresholds and the ROC table's
+# point budget per slice.
 DEFAULT_THRESHOLDS = (0.5,)
-DEFAULT_AUC_BUCKETS = 10_000
 DEFAULT_ROC_POINTS = 200
 # Regression: central normal interval levels of the coverage metric, and the 19 levels
 # 0.05..0.95 of the regression calibration table (and miscalibration_area).

@@ -14,7 +14,6 @@ from pydantic import Field, field_validator, model_validator
 from spark_calib.config.base import Float, Int, Number, StrictModel
 from spark_calib.config.monitoring import AlertRule, DriftConfig, RollupConfig
 from spark_calib.constants import (
-    DEFAULT_AUC_BUCKETS,
     DEFAULT_COVERAGE_LEVELS,
     DEFAULT_MAX_INVALID_FRACTION,
     DEFAULT_N_BINS,
@@ -122,7 +121,6 @@ class Config(StrictModel):
     class_weights: dict[str | int, Number] | None = None
     cost_matrix: tuple[tuple[Number, ...], ...] | None = None
     thresholds: tuple[Float, ...] = DEFAULT_THRESHOLDS
-    auc_buckets: Int = Field(default=DEFAULT_AUC_BUCKETS, ge=1)
     roc_points: Int = Field(default=DEFAULT_ROC_POINTS, ge=2)
     coverage_levels: tuple[Float, ...] = DEFAULT_COVERAGE_LEVELS
     input: InputConfig | None = None
@@ -203,6 +201,16 @@ class Config(StrictModel):
     @classmethod
     def _coverage_levels_valid(cls, levels: tuple[float, ...]) -> tuple[float, ...]:
         return _distinct_levels(levels, "coverage_levels", closed=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "auc_buckets" in data:
+            raise ValueError(
+                "auc_buckets was removed: binned AUCs come from the fixed fine cells "
+                "(docs/metrics.md, 'Fine cells'); delete the key"
+            )
+        return data
 
     @model_validator(mode="after")
     def _columns_fit_task(self) -> Config:

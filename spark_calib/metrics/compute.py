@@ -20,16 +20,17 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.metrics.output import (
+    ERROR_BOUND,
+    FAMILY_COLUMNS,
     METRIC,
-    METRICS_COLUMNS,
     VALUE,
     WEIGHT_SUM,
     defined_values,
 )
 from spark_calib.registry import (
     CALIBRATION,
+    CELLS,
     CONFUSION,
-    HISTOGRAM,
     PER_CLASS,
     REGRESSION,
     MetricSpec,
@@ -54,7 +55,7 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     specs = [spec for spec in resolve_metrics(cfg.task, cfg.metrics, cfg.features())]
     by_family = {
         family: [spec for spec in specs if spec.family == family and not spec.table]
-        for family in (CALIBRATION, PER_CLASS, CONFUSION, HISTOGRAM, REGRESSION)
+        for family in (CALIBRATION, PER_CLASS, CONFUSION, CELLS, REGRESSION)
     }
     frames = []
     if by_family[CALIBRATION] or by_family[PER_CLASS]:
@@ -63,15 +64,15 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
         )
     if by_family[CONFUSION]:
         frames.append(decision_metrics(stats_df, cfg, by_family[CONFUSION]))
-    if by_family[HISTOGRAM]:
-        frames.append(binned_ranking_metrics(stats_df, cfg, by_family[HISTOGRAM]))
+    if by_family[CELLS]:
+        frames.append(binned_ranking_metrics(stats_df, cfg, by_family[CELLS]))
     if by_family[REGRESSION]:
         frames.append(regression_metrics(stats_df, cfg, by_family[REGRESSION]))
     if not frames:
         return empty_metrics(stats_df)
     combined = frames[0]
     for frame in frames[1:]:
-        combined = combined.unionByName(frame)
+        combined = combined.unionByName(frame, allowMissingColumns=True)
     return defined_values(combined)
 
 
@@ -83,6 +84,7 @@ def empty_metrics(stats_df: DataFrame) -> DataFrame:
         F.lit(None).cast("double").alias(VALUE),
         F.col(stats.N),
         F.lit(None).cast("double").alias(WEIGHT_SUM),
+        F.lit(None).cast("double").alias(ERROR_BOUND),
     )
 
 
@@ -107,7 +109,7 @@ def _calibration_metrics(
         keyed = keyed.groupBy(*slice_keys).agg(collected.alias("_entries"))
         macros = [_macro_entry(F.col("_entries"), spec.name) for spec in class_specs]
         keyed = keyed.select(*slice_keys, F.concat("_entries", F.array(*macros)).alias("_entries"))
-    return keyed.select(*slice_keys, F.inline("_entries")).select(*METRICS_COLUMNS)
+    return keyed.select(*slice_keys, F.inline("_entries")).select(*FAMILY_COLUMNS)
 
 
 # Per-key sum → the statistics column it totals over the key's bins.

@@ -25,7 +25,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
-from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.output import FAMILY_COLUMNS, METRIC, VALUE, WEIGHT_SUM
 from spark_calib.registry import MetricSpec
 from spark_calib.stats import schema as stats
 
@@ -84,7 +84,7 @@ def decision_metrics(stats_df: DataFrame, config: Config, specs: list[MetricSpec
     )
     entries = [entry for spec in specs for entry in _entries(spec.name)]
     return per_key.select(*stats.SLICE_KEY_COLUMNS, F.inline(F.concat(*entries))).select(
-        *METRICS_COLUMNS
+        *FAMILY_COLUMNS
     )
 
 

@@ -23,7 +23,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
-from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.output import FAMILY_COLUMNS, METRIC, VALUE, WEIGHT_SUM
 from spark_calib.registry import MetricSpec
 from spark_calib.rows import canonical as row
 from spark_calib.stats import schema as stats
@@ -137,4 +137,4 @@ def _finish(frame: DataFrame, name: Column, value: Column, entries: Column) -> D
         name.alias(stats.SLICE_NAME),
         value.alias(stats.SLICE_VALUE),
         F.inline(entries),
-    ).select(*METRICS_COLUMNS)
+    ).select(*FAMILY_COLUMNS)

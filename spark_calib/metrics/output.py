@@ -1,7 +1,9 @@
 """Column names of the long ``metrics`` table every metric family writes, and the last step
 every family's rows go through.
 
-Columns: model_version, slice_name, slice_value, class, metric, value, n, weight_sum.
+Columns: model_version, slice_name, slice_value, class, metric, value, n, weight_sum,
+error_bound (the documented bound on |value − exact value| of a binned approximation; null for
+exact values).
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from spark_calib.stats import schema as stats
 METRIC = "metric"
 VALUE = "value"
 WEIGHT_SUM = "weight_sum"
-METRICS_COLUMNS = (*stats.KEY_COLUMNS, METRIC, VALUE, stats.N, WEIGHT_SUM)
+ERROR_BOUND = "error_bound"
+# What every family builds; ``defined_values`` adds ``error_bound`` where a family has none.
+FAMILY_COLUMNS = (*stats.KEY_COLUMNS, METRIC, VALUE, stats.N, WEIGHT_SUM)
+METRICS_COLUMNS = (*FAMILY_COLUMNS, ERROR_BOUND)
 # The one metric whose value is not a ratio over the weights: n itself.
 COUNT_METRIC = "count"
 
@@ -31,4 +36,9 @@ def defined_values(metrics: DataFrame) -> DataFrame:
     overflowed = F.isnan(value) | (
         (F.abs(F.col(WEIGHT_SUM)) == F.lit(float("inf"))) & (F.col(METRIC) != COUNT_METRIC)
     )
-    return metrics.withColumn(VALUE, F.when(~F.coalesce(overflowed, F.lit(False)), value))
+    bound = (
+        F.col(ERROR_BOUND) if ERROR_BOUND in metrics.columns else F.lit(None).cast("double")
+    )
+    return metrics.withColumn(VALUE, F.when(~F.coalesce(overflowed, F.lit(False)), value)).select(
+        *FAMILY_COLUMNS, bound.alias(ERROR_BOUND)
+    )

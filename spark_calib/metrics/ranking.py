@@ -1,8 +1,9 @@
 """Statistics → binary ranking metrics from the score histogram: binned ROC/PR AUC, the
 ``roc`` curve table, and the ``thresholds`` table.
 
-Histogram: B = ``auc_buckets`` equal-width left-closed buckets of the score s (the last holds
-1.0); W⁺_b, W⁻_b are the positive and negative weight in bucket b, P = Σ W⁺, N = Σ W⁻, and
+Histogram: the fine cells b of the score s (``spark_calib.rows.cells``: the union of the
+k/1000 and the log-odds 1/16 grids, at most 1,513 non-empty per key); W⁺_b, W⁻_b are the
+positive and negative weight in cell b, P = Σ W⁺, N = Σ W⁻, and
 TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} likewise, TP_{>b} = TP_{≥b} − W⁺_b.
 
 - roc_auc_binned = Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N): the exact AUC of the scores replaced by
@@ -10,12 +11,13 @@ TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} likewise, TP_{>b} = TP_{≥b} −
 - pr_auc_binned = Σ_b (W⁺_b / P) · TP_{≥b} / (TP_{≥b} + FP_{≥b}): average precision of the
   bucketed scores. |error| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b), hi_b = TP_{≥b}/(TP_{≥b} + FP_{>b}),
   lo_b = TP_{>b}/(TP_{>b} + FP_{≥b}).
-- Both are null when P = 0; roc_auc_binned also when N = 0.
+- Both are null when P = 0; roc_auc_binned also when N = 0. Each row's ``error_bound`` is its
+  bound above.
 
 ``roc`` columns: model_version, slice_name, slice_value, point (0 = the origin), threshold
-(the bucket's lower edge b/B; null at the origin), fpr = FP_{≥b}/N, tpr = TP_{≥b}/P,
-precision = TP_{≥b}/(TP_{≥b} + FP_{≥b}); one point per non-empty bucket, by descending
-threshold. With m > roc_points − 1 buckets, only points m, m − k, m − 2k, … are kept
+(the cell's lower edge; null at the origin), fpr = FP_{≥b}/N, tpr = TP_{≥b}/P,
+precision = TP_{≥b}/(TP_{≥b} + FP_{≥b}); one point per non-empty cell, by descending
+threshold. With m > roc_points − 1 cells, only points m, m − k, m − 2k, … are kept
 (k = ceil((m − 1) / (roc_points − 2)), or k = m when roc_points = 2), so a key has at most
 ``roc_points`` rows with the origin, and always the last point (threshold at the lowest score).
 
@@ -30,9 +32,9 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
-from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.output import ERROR_BOUND, METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
 from spark_calib.registry import MetricSpec
-from spark_calib.rows.binning import bin_lower
+from spark_calib.rows.cells import cell_lower
 from spark_calib.stats import schema as stats
 
 ROC_COLUMNS = (*stats.SLICE_KEY_COLUMNS, "point", "threshold", "fpr", "tpr", "precision")
@@ -75,14 +77,14 @@ def _by_label(stats_df: DataFrame, config: Config, key: str) -> DataFrame:
 def _cumulative(stats_df: DataFrame, config: Config) -> DataFrame:
     """One row per key and non-empty bucket with W⁺_b, W⁻_b, TP_{≥b}, FP_{≥b}, P, N and m."""
     buckets = (
-        _by_label(stats_df, config, stats.SCORE_BIN)
-        .groupBy(*stats.SLICE_KEY_COLUMNS, stats.SCORE_BIN)
+        _by_label(stats_df, config, stats.CELL)
+        .groupBy(*stats.SLICE_KEY_COLUMNS, stats.CELL)
         .agg(
             F.sum(stats.N).alias(stats.N), F.sum("_pos").alias("_pos"), F.sum("_neg").alias("_neg")
         )
     )
     key = Window.partitionBy(*stats.SLICE_KEY_COLUMNS)
-    down = key.orderBy(F.col(stats.SCORE_BIN).desc())
+    down = key.orderBy(F.col(stats.CELL).desc())
     running = down.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     return buckets.select(
         "*",
@@ -104,9 +106,20 @@ def binned_ranking_metrics(
     positives, negatives = F.col("_pos"), F.col("_neg")
     tp_above = F.col("_tp") - positives
     precision = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp"))
+    # Precision with the cell's negatives ranked below (hi) or above (lo) its positives.
+    precision_hi = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp") - negatives)
+    precision_lo = F.try_divide(tp_above, tp_above + F.col("_fp"))
     per_key = cumulative.groupBy(*stats.SLICE_KEY_COLUMNS).agg(
         F.sum(negatives * (tp_above + 0.5 * positives)).alias("_roc"),
+        F.sum(positives * negatives).alias("_ties"),
         F.sum(F.when(positives > 0.0, positives * precision).otherwise(0.0)).alias("_ap"),
+        F.sum(
+            F.when(
+                positives > 0.0,
+                positives
+                * (F.coalesce(precision_hi, F.lit(0.0)) - F.coalesce(precision_lo, F.lit(0.0))),
+            ).otherwise(0.0)
+        ).alias("_ap_gap"),
         F.first("_p").alias("_p"),
         F.first("_n_neg").alias("_n_neg"),
         F.first("_rows").alias("_rows"),
@@ -116,6 +129,10 @@ def binned_ranking_metrics(
         "roc_auc_binned": F.when((p > 0.0) & (n > 0.0), F.col("_roc") / (p * n)),
         "pr_auc_binned": F.when(p > 0.0, F.col("_ap") / p),
     }
+    bounds = {
+        "roc_auc_binned": F.when((p > 0.0) & (n > 0.0), 0.5 * F.col("_ties") / (p * n)),
+        "pr_auc_binned": F.when(p > 0.0, F.col("_ap_gap") / p),
+    }
     entries = F.array(
         *[
             F.struct(
@@ -124,6 +141,7 @@ def binned_ranking_metrics(
                 values[spec.name].cast("double").alias(VALUE),
                 F.col("_rows").cast("long").alias(stats.N),
                 (p + n).cast("double").alias(WEIGHT_SUM),
+                bounds[spec.name].cast("double").alias(ERROR_BOUND),
             )
             for spec in specs
         ]
@@ -141,7 +159,7 @@ def roc_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:
     kept = cumulative.where((m - F.col("_point")) % step == 0).select(
         *stats.SLICE_KEY_COLUMNS,
         F.col("_point"),
-        bin_lower(F.col(stats.SCORE_BIN), config.auc_buckets).alias("threshold"),
+        cell_lower(F.col(stats.CELL)).alias("threshold"),
         F.try_divide(F.col("_fp"), F.col("_n_neg")).alias("fpr"),
         F.try_divide(F.col("_tp"), F.col("_p")).alias("tpr"),
         F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp")).alias("precision"),

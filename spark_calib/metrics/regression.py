@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.constants import REGRESSION_CALIBRATION_LEVELS
-from spark_calib.metrics.output import METRIC, METRICS_COLUMNS, VALUE, WEIGHT_SUM
+from spark_calib.metrics.output import FAMILY_COLUMNS, METRIC, VALUE, WEIGHT_SUM
 from spark_calib.registry import MetricSpec
 from spark_calib.rows.coverage import interval_levels, z_value
 from spark_calib.stats import schema as stats
@@ -105,7 +105,7 @@ def regression_metrics(stats_df: DataFrame, config: Config, specs: list[MetricSp
         ]
     )
     per_key = _per_key(stats_df, config)
-    return per_key.select(*stats.SLICE_KEY_COLUMNS, F.inline(entries)).select(*METRICS_COLUMNS)
+    return per_key.select(*stats.SLICE_KEY_COLUMNS, F.inline(entries)).select(*FAMILY_COLUMNS)
 
 
 def regression_calibration_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:

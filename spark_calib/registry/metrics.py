@@ -26,7 +26,7 @@ from spark_calib.errors import ConfigError
 CALIBRATION = "calibration"  # top-label bins (class null)
 PER_CLASS = "per_class"  # one-vs-rest bins per class
 CONFUSION = "confusion"  # true × predicted class cells
-HISTOGRAM = "histogram"  # binary score histogram by label (binned AUC, ROC)
+CELLS = "cells"  # fine cells of the binary score by label (binned AUC, ROC, cell metrics)
 THRESHOLDS = "thresholds"  # binary counts per configured threshold
 EXACT_RANKING = "exact_ranking"  # an extra pass over the input, per distinct score
 REGRESSION = "regression"  # regression sums and interval-coverage buckets
@@ -253,9 +253,9 @@ METRICS: dict[str, MetricSpec] = {
         _spec("recall", CONFUSION, PROBABILISTIC_TASKS),
         _spec("f1", CONFUSION, PROBABILISTIC_TASKS),
         _spec("confusion_matrix", CONFUSION, PROBABILISTIC_TASKS, table=True),
-        _spec("roc_auc_binned", HISTOGRAM, BINARY),
-        _spec("pr_auc_binned", HISTOGRAM, BINARY),
-        _spec("roc_curve", HISTOGRAM, BINARY, table=True),
+        _spec("roc_auc_binned", CELLS, BINARY),
+        _spec("pr_auc_binned", CELLS, BINARY),
+        _spec("roc_curve", CELLS, BINARY, table=True),
         _spec("threshold_metrics", THRESHOLDS, BINARY, table=True),
         _spec("roc_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
         _spec("pr_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),

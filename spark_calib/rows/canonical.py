@@ -11,9 +11,10 @@ Output columns (internal names, so user column names never collide with ours):
 - regression: ``_target``, ``_sq_error``, ``_abs_error`` and, with σ, ``_gaussian_nll`` and
   ``_bin`` (the coverage bucket, ``spark_calib.rows.coverage``);
 - as ``RowNeeds`` asks: ``_probs`` (array<double>) and ``_label`` (int) for per-class items;
-  ``_true_class`` and ``_predicted_class`` (int class indices); ``_score_bin`` (bucket of the
-  binary score among ``auc_buckets`` equal-width buckets); ``_threshold_bin`` (how many
-  configured thresholds the score reaches); ``_cost`` (Σ_k p_k C[y, k]); ``_score``.
+  ``_true_class`` and ``_predicted_class`` (int class indices); ``_cell`` (the fine cell of
+  the binary score, ``spark_calib.rows.cells``) and ``_logit`` (its clipped logit);
+  ``_threshold_bin`` (how many configured thresholds the score reaches); ``_cost``
+  (Σ_k p_k C[y, k]); ``_score``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pyspark.sql.types import DataType
 from spark_calib.config import Config
 from spark_calib.rows.arrays import array_sum
 from spark_calib.rows.binning import bin_index
+from spark_calib.rows.cells import cell_index, logit
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.coverage import coverage_bucket, interval_levels
 from spark_calib.rows.needs import RowNeeds
@@ -48,7 +50,8 @@ PROBS = "_probs"
 LABEL = "_label"
 TRUE_CLASS = "_true_class"
 PREDICTED_CLASS = "_predicted_class"
-SCORE_BIN = "_score_bin"
+CELL = "_cell"
+LOGIT = "_logit"
 THRESHOLD_BIN = "_threshold_bin"
 COST = "_cost"
 SCORE = "_score"
@@ -73,9 +76,10 @@ TERM_COLUMNS = (
     CONFIDENCE_SQ,
     CONFIDENCE_OUTCOME,
     SPIEGELHALTER,
+    LOGIT,
 )
 # Integer grouping keys besides the slices (null when absent for a row or a task).
-INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, SCORE_BIN, THRESHOLD_BIN)
+INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, CELL, THRESHOLD_BIN)
 
 
 def slice_key(index: int) -> str:
@@ -164,9 +168,12 @@ def _row_terms(
     if needs.predicted_class:
         assert terms.predicted is not None
         found[PREDICTED_CLASS] = terms.predicted
-    if needs.score_bin or needs.threshold_bin or needs.exact_score:
+    if needs.cells or needs.threshold_bin or needs.exact_score:
         assert terms.score is not None
         found[SCORE] = terms.score
+    if needs.cells:
+        assert terms.score is not None
+        found[LOGIT] = logit(terms.score)
     if needs.cost:
         assert terms.probs is not None and terms.label is not None
         assert config.cost_matrix is not None and num_classes is not None
@@ -200,8 +207,8 @@ def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Colu
     confidence_bin = bin_index(F.col(CONFIDENCE), config.binning.n_bins, config.binning.edges)
     keys.append(F.when(valid, confidence_bin).alias(BIN))
     score = F.col(SCORE)
-    if needs.score_bin:
-        keys.append(F.when(valid, bin_index(score, config.auc_buckets)).alias(SCORE_BIN))
+    if needs.cells:
+        keys.append(F.when(valid, cell_index(score)).alias(CELL))
     if needs.threshold_bin:
         reached = [(score >= F.lit(t)).cast("int") for t in sorted(config.thresholds)]
         total = reached[0]

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spark_calib.registry.metrics import (
+    CELLS,
     CONFUSION,
     EXACT_RANKING,
-    HISTOGRAM,
     PER_CLASS,
     THRESHOLDS,
     MetricSpec,
@@ -22,7 +22,8 @@ class RowNeeds:
     """Flags for the optional canonical columns.
 
     per_class: one-vs-rest items per class (``_probs``, ``_label``); true_class /
-    predicted_class: the confusion keys; score_bin: the binary score histogram bucket;
+    predicted_class: the confusion keys; cells: the fine cell of the binary score
+    (``spark_calib.rows.cells``) and its logit;
     threshold_bin: how many configured thresholds the score reaches; cost: the expected
     misclassification cost term; exact_score: the raw binary score for the exact ranking pass;
     exact_probs: ``_probs``/``_label`` for the exact one-vs-rest pass, without per-class items
@@ -32,7 +33,7 @@ class RowNeeds:
     per_class: bool = False
     true_class: bool = False
     predicted_class: bool = False
-    score_bin: bool = False
+    cells: bool = False
     threshold_bin: bool = False
     cost: bool = False
     exact_score: bool = False
@@ -46,9 +47,9 @@ def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
     terms = frozenset(term for spec in specs for term in spec.row_terms)
     return RowNeeds(
         per_class=PER_CLASS in needed,
-        true_class=bool(needed & {CONFUSION, HISTOGRAM, THRESHOLDS, EXACT_RANKING}),
+        true_class=bool(needed & {CONFUSION, CELLS, THRESHOLDS, EXACT_RANKING}),
         predicted_class=CONFUSION in needed,
-        score_bin=HISTOGRAM in needed,
+        cells=CELLS in needed or "cells" in terms,
         threshold_bin=THRESHOLDS in needed,
         cost="cost" in terms,
         exact_score="exact_score" in terms,

@@ -49,13 +49,14 @@ TERM_SUMS = {
     row.CONFIDENCE_SQ: stats.SUM_WEIGHT_CONFIDENCE_SQ,
     row.CONFIDENCE_OUTCOME: stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
     row.SPIEGELHALTER: stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
+    row.LOGIT: stats.SUM_WEIGHT_LOGIT,
 }
 # Canonical index key → the statistics key column.
 INDEX_KEYS = {
     row.TRUE_CLASS: stats.TRUE_CLASS,
     row.PREDICTED_CLASS: stats.PREDICTED_CLASS,
     row.BIN: stats.BIN,
-    row.SCORE_BIN: stats.SCORE_BIN,
+    row.CELL: stats.CELL,
     row.THRESHOLD_BIN: stats.THRESHOLD_BIN,
 }
 
@@ -198,7 +199,7 @@ def _public(
         stats.TRUE_CLASS: class_label(config, present.get(stats.TRUE_CLASS)),
         stats.PREDICTED_CLASS: class_label(config, present.get(stats.PREDICTED_CLASS)),
         stats.BIN: present.get(stats.BIN, F.lit(None)).cast("int"),
-        stats.SCORE_BIN: present.get(stats.SCORE_BIN, F.lit(None)).cast("int"),
+        stats.CELL: present.get(stats.CELL, F.lit(None)).cast("int"),
         stats.THRESHOLD_BIN: present.get(stats.THRESHOLD_BIN, F.lit(None)).cast("int"),
         stats.REASON: F.col(row.REASON),
         stats.N: F.col(stats.N).cast("long"),

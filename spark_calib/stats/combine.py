@@ -24,7 +24,7 @@ def combine_stats(*frames: DataFrame) -> DataFrame:
 
 def sum_to_bins(*frames: DataFrame) -> DataFrame:
     """Statistics tables summed over everything but the key, the bin and the reason: the
-    decision and ranking keys (``true_class``, ``predicted_class``, ``score_bin``,
+    decision and ranking keys (``true_class``, ``predicted_class``, ``cell``,
     ``threshold_bin``) become null. What the calibration, per-class and regression metrics
     read, in far fewer rows than a statistics table with a 10,000-bucket score histogram."""
     union = _union(frames, "sum_to_bins")
@@ -36,11 +36,11 @@ def sum_to_bins(*frames: DataFrame) -> DataFrame:
     return summed.select("*", *dropped).select(*stats.STATS_COLUMNS)
 
 
-_DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.SCORE_BIN, stats.THRESHOLD_BIN)
+_DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.CELL, stats.THRESHOLD_BIN)
 _KEY_TYPES = {
     stats.TRUE_CLASS: "string",
     stats.PREDICTED_CLASS: "string",
-    stats.SCORE_BIN: "int",
+    stats.CELL: "int",
     stats.THRESHOLD_BIN: "int",
 }
 

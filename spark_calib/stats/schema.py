@@ -1,7 +1,7 @@
 """Column names of the public statistics table.
 
 One row per (model_version, slice_name, slice_value, class, true_class, predicted_class, bin,
-score_bin, threshold_bin) for valid rows, and one row per (model_version, slice_name,
+cell, threshold_bin) for valid rows, and one row per (model_version, slice_name,
 slice_value, reason) for invalid rows (the other keys and the sums null). Which keys are set
 depends on the task and the requested metrics:
 
@@ -9,7 +9,8 @@ depends on the task and the requested metrics:
   one-vs-rest statistics of class k (``classwise_ece``), binned on p_k.
 - ``bin``: the confidence bin (classification) or the coverage bucket (regression with σ).
 - ``true_class``/``predicted_class``: the confusion cell (decision metrics); ``true_class``
-  alone with ``score_bin``/``threshold_bin``: the binary score histogram by label.
+  alone with ``cell``/``threshold_bin``: the fine cells of the binary score by label
+  (``spark_calib.rows.cells``; grid version ``CELL_GRID_VERSION``) or the threshold counts.
 
 Calibration sums (classification): with c the calibration probability of an item (binary:
 the score s by default, ``binary_view: top_label`` max(s, 1 − s); multiclass and top-label:
@@ -17,7 +18,8 @@ the confidence; class items: p_k) and o its outcome (binary: y, or correct in th
 view; otherwise correct; class items: [y = k]): ``sum_weight_confidence`` Σw·c,
 ``sum_weight_outcome`` Σw·o, ``sum_weight_correct`` Σw·correct (accuracy), ``sum_weight_sq``
 Σw², ``sum_weight_confidence_sq`` Σw·c², ``sum_weight_confidence_outcome`` Σw·c·o and
-``sum_weight_sq_spiegelhalter`` Σw²(1 − 2c)²c(1 − c).
+``sum_weight_sq_spiegelhalter`` Σw²(1 − 2c)²c(1 − c); on cell rows ``sum_weight_logit``
+Σw·logit(s) (clipped to ±37).
 
 Every measure is a sum, so statistics of disjoint inputs add up exactly to the statistics of
 their union. Sums a task or config does not use are null.
@@ -32,7 +34,7 @@ CLASS = "class"
 TRUE_CLASS = "true_class"
 PREDICTED_CLASS = "predicted_class"
 BIN = "bin"
-SCORE_BIN = "score_bin"
+CELL = "cell"
 THRESHOLD_BIN = "threshold_bin"
 REASON = "reason"
 N = "n"
@@ -44,6 +46,7 @@ SUM_WEIGHT_SQ = "sum_weight_sq"
 SUM_WEIGHT_CONFIDENCE_SQ = "sum_weight_confidence_sq"
 SUM_WEIGHT_CONFIDENCE_OUTCOME = "sum_weight_confidence_outcome"
 SUM_WEIGHT_SQ_SPIEGELHALTER = "sum_weight_sq_spiegelhalter"
+SUM_WEIGHT_LOGIT = "sum_weight_logit"
 SUM_WEIGHT_BRIER = "sum_weight_brier"
 SUM_WEIGHT_NLL = "sum_weight_nll"
 SUM_WEIGHT_COST = "sum_weight_cost"
@@ -60,7 +63,7 @@ GROUP_COLUMNS = (
     TRUE_CLASS,
     PREDICTED_CLASS,
     BIN,
-    SCORE_BIN,
+    CELL,
     THRESHOLD_BIN,
     REASON,
 )
@@ -81,5 +84,6 @@ SUM_COLUMNS = (
     SUM_WEIGHT_CONFIDENCE_SQ,
     SUM_WEIGHT_CONFIDENCE_OUTCOME,
     SUM_WEIGHT_SQ_SPIEGELHALTER,
+    SUM_WEIGHT_LOGIT,
 )
 STATS_COLUMNS = (*GROUP_COLUMNS, N, *SUM_COLUMNS)
