@@ -2,6 +2,8 @@
 #   make demo   set up .venv, generate the seeded demo logs, run the three jobs (the binary one for
 #               each of the 14 days, then its week rollup), draw the diagrams and trends
 #   make test   set up .venv and run the whole test suite (what CI runs)
+#   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
+#               (tiers in tests/conftest.py; no subprocess, server or job test; a few minutes)
 #   make lint   ruff and mypy
 #   make bench  time spark_calib against its scan floor, MLlib and pandas on BENCH_ROWS seeded rows
 #               (long: logs are generated into bench/data/ once; results go to bench/results/ and
@@ -64,6 +66,9 @@ clean-demo:
 
 test: java $(INSTALLED)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-fast: java $(INSTALLED)
+	$(BIN)/pytest tests/unit tests/engine tests/oracle tests/jobs/test_input_zoo.py $(PYTEST_ARGS)
 
 bench: java $(INSTALLED)
 	$(BIN)/python -m bench.run --rows $(BENCH_ROWS) --task binary

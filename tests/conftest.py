@@ -1,16 +1,64 @@
-"""One SparkSession for the whole suite: local[2], 2 shuffle partitions, UI off, UTC."""
+"""The test tiers, one folder each, and one SparkSession for the whole suite.
+
+Every test lives in one tier folder, which gives it its marker:
+
+- ``unit/``: no Spark (config, arguments, windows, figures, the import graph);
+- ``engine/``: ``evaluate`` and the monitoring library on hand-computed cases, properties, one scan;
+- ``oracle/``: the engine against the NumPy and scikit-learn references (tests/support/);
+- ``jobs/``: the job, report, rollup and demo logs run in-process on the suite's session,
+  and the input zoo;
+- ``cli/``: the ``spark-calib`` command in subprocesses, one JVM each (also ``slow``);
+- ``integration/``: standalone cluster, Spark Connect and crash tests that start their own
+  servers (also ``slow``).
+
+``make test-fast`` runs unit, engine, oracle and the input zoo; ``-m 'not slow'`` skips the
+subprocess, server and benchmark tests. The session is local[2] with 2 shuffle partitions, UI off,
+UTC; the frames a module cached are released when it ends.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
+TESTS = Path(__file__).resolve().parent
+# Tier folder → markers its tests get.
+TIER_MARKERS: dict[str, tuple[str, ...]] = {
+    "unit": ("unit",),
+    "engine": ("engine",),
+    "oracle": ("oracle",),
+    "jobs": ("jobs",),
+    "cli": ("cli", "slow"),
+    "integration": ("integration", "slow"),
+}
+# The session, once a test asked for it: modules release their cached frames only then.
+SPARK_SESSION = pytest.StashKey[SparkSession]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with the markers of its tier folder (tests/<tier>/...)."""
+    for item in items:
+        try:
+            tier = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue  # not under tests/ (a path given on the command line elsewhere)
+        if tier not in TIER_MARKERS:
+            raise pytest.UsageError(
+                f"{item.nodeid}: tests live in a tier folder, one of "
+                f"{', '.join(f'tests/{name}/' for name in TIER_MARKERS)}"
+            )
+        for marker in TIER_MARKERS[tier]:
+            item.add_marker(marker)
+
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+def spark(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SparkSession]:
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     warehouse = tmp_path_factory.mktemp("warehouse")
     session = (
@@ -31,5 +79,17 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    request.session.stash[SPARK_SESSION] = session
     yield session
+    del request.session.stash[SPARK_SESSION]
     session.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def release_cached_frames(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each module, drop whatever it cached (evaluate's statistics, module fixtures'
+    frames) from the suite's session, if one was started: unit tests never start Spark."""
+    yield
+    session = request.session.stash.get(SPARK_SESSION, None)
+    if session is not None:
+        session.catalog.clearCache()

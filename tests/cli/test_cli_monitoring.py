@@ -7,13 +7,11 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from job_helpers import log_rows, write_log
 from pyspark.sql import SparkSession
-from test_cli_process import our_lines, spark_calib
 
 from spark_calib_cli.exit_codes import ExitCode
-
-pytestmark = pytest.mark.slow
+from tests.support.cli_process import our_lines, spark_calib
+from tests.support.jobs import log_rows, write_log
 
 DAYS = (dt.date(2024, 6, 29), dt.date(2024, 6, 30))
 CONFIG = """\

@@ -6,28 +6,15 @@ working directory, where the embedded session keeps spark-warehouse/ and metasto
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from job_helpers import log_rows, write_log
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.exit_codes import ExitCode
+from tests.support.cli_process import BIN_DIR, REPO, conf_arguments, our_lines, run, spark_calib
+from tests.support.jobs import log_rows, write_log
 
-pytestmark = pytest.mark.slow
-
-BIN_DIR = Path(sys.executable).parent
-REPO = Path(__file__).resolve().parent.parent
-PROCESS_TIMEOUT_SECONDS = 600
-# As in conftest.py: on a few rows, code generation and adaptive planning cost more than they save.
-SMALL_DATA_CONF = (
-    "spark.sql.codegen.wholeStage=false",
-    "spark.sql.adaptive.enabled=false",
-    "spark.sql.shuffle.partitions=2",
-)
 CONFIG = """\
 task: binary
 columns: {{score: score, label: label, model_version: model_version}}
@@ -41,41 +28,10 @@ output: {output}
 """
 
 
-def job_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
-    env["PYSPARK_PYTHON"] = sys.executable
-    return env
-
-
-def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        args,
-        cwd=cwd,
-        env=job_env(),
-        capture_output=True,
-        text=True,
-        timeout=PROCESS_TIMEOUT_SECONDS,
-        check=False,
-    )
-
-
-def conf_arguments() -> list[str]:
-    return [argument for pair in SMALL_DATA_CONF for argument in ("--conf", pair)]
-
-
-def spark_calib(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run([str(BIN_DIR / "spark-calib"), *args, *conf_arguments()], cwd)
-
-
 def write_job(tmp_path: Path, output: str, max_invalid: float = 0.0) -> Path:
     config = tmp_path / "job.yaml"
     config.write_text(CONFIG.format(input=tmp_path / "log", output=output, max_invalid=max_invalid))
     return config
-
-
-def our_lines(stderr: str) -> list[str]:
-    """stderr without the JVM's own start-up notice about incubator modules."""
-    return [line for line in stderr.splitlines() if not line.startswith("WARNING: Using incubator")]
 
 
 @pytest.fixture

@@ -5,14 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from test_cli_process import our_lines, spark_calib
-
 from spark_calib_cli.exit_codes import ExitCode
+from tests.support.cli_process import REPO, our_lines, spark_calib
 
-pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parent.parent
 DEMO_CONFIG = REPO / "conf" / "demo_regression.yaml"
 
 

@@ -1,4 +1,4 @@
-"""Hand-computed decision and ranking metrics (docs/spec_issue4.md): cost matrices, class
+"""Hand-computed decision and ranking metrics (docs/metrics.md): cost matrices, class
 weights, precision/recall/F1 with zero divisions, balanced accuracy, tie-aware AUCs, the
 threshold and confusion tables. Every expected value is arithmetic from the spec's formulas."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from helpers import metric_values, overall
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
+from tests.support.frames import metric_values, overall
 
 KEY = (None, "overall", "")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from helpers import metric_values, overall
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
+from tests.support.frames import metric_values, overall
 
 ALL_BINARY = ["ece", "mce", "rmsce", "brier", "nll", "accuracy", "count", "classwise_ece"]
 # (s, y): predictions 1, 0, 1, 1; confidences 0.9, 0.8, 0.6, 0.5; correct 1, 1, 0, 1.

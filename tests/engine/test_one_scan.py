@@ -141,7 +141,7 @@ def test_plans_read_the_cached_statistics(spark: SparkSession, tmp_path: Path) -
 
 
 # Six slice sets over four slice columns: auto packs them into the covering groups {g, h, a}
-# and {b} (tests/test_strategy.py), finest_grain into one group, grouping_sets into six.
+# and {b} (tests/unit/test_strategy.py), finest_grain into one group, grouping_sets into six.
 WIDE_SLICES = [[], ["g"], ["h"], ["a"], ["b"], ["g", "h"]]
 
 

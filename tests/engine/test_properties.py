@@ -2,8 +2,9 @@
 
 Partitioning and row order do not matter; weight 2 is the same as a duplicated row; statistics
 of two runs combine into the statistics of their union; logits equal their softmax. Engine
-results are compared with engine results here, on seeded data from ``tests/reference.py``.
-Each task's base dataset is evaluated once per module and shared by the tests.
+results are compared with engine results here, on seeded data from ``tests/support/reference.py``.
+Each task's base dataset is evaluated once per module (the ``bases`` fixture) and shared by the
+tests.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 import pytest
-import reference as ref
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import combine_stats, evaluate, metrics_from_stats, reliability_from_stats
+from tests.support import reference as ref
+from tests.support.evaluations import Evaluations
 
 N_ROWS = 2000
 SLICES = [[], ["country"], ["country", "device"]]
@@ -65,9 +67,6 @@ class Base:
     tables: Tables
 
 
-_BASES: dict[str, Base] = {}
-
-
 def tables(metrics: DataFrame, reliability: DataFrame) -> Tables:
     """Collect metrics and reliability frames into keyed tables."""
     return (
@@ -82,20 +81,28 @@ def evaluated(df: DataFrame, config: dict[str, Any]) -> Tables:
     return tables(result.metrics, result.reliability)
 
 
-def base(spark: SparkSession, task: str) -> Base:
-    """The task's base data and its evaluation, built once per module."""
-    if task not in _BASES:
-        seed = {"binary": 101, "multiclass": 102}[task]
-        make = ref.binary_log if task == "binary" else ref.multiclass_log
-        pdf = make(seed, N_ROWS)
-        rng = np.random.default_rng(seed + 1000)
-        pdf["w"] = rng.choice([1.0, 2.0], size=len(pdf))
-        in_a = rng.uniform(size=len(pdf)) < 0.5
-        only_b = np.flatnonzero(~in_a)[:40]
-        pdf.iloc[only_b, pdf.columns.get_loc("country")] = "JP"
-        df = spark.createDataFrame(pdf, DDL[task])
-        _BASES[task] = Base(pdf, in_a, df, evaluated(df, CONFIGS[task]))
-    return _BASES[task]
+def build_base(spark: SparkSession, task: str) -> Base:
+    """The task's base data and its evaluation."""
+    seed = {"binary": 101, "multiclass": 102}[task]
+    make = ref.binary_log if task == "binary" else ref.multiclass_log
+    pdf = make(seed, N_ROWS)
+    rng = np.random.default_rng(seed + 1000)
+    pdf["w"] = rng.choice([1.0, 2.0], size=len(pdf))
+    in_a = rng.uniform(size=len(pdf)) < 0.5
+    only_b = np.flatnonzero(~in_a)[:40]
+    pdf.iloc[only_b, pdf.columns.get_loc("country")] = "JP"
+    df = spark.createDataFrame(pdf, DDL[task])
+    return Base(pdf, in_a, df, evaluated(df, CONFIGS[task]))
+
+
+@pytest.fixture(scope="module")
+def bases(spark: SparkSession) -> Evaluations:
+    """Each task's base, built on first use and shared by this module's tests."""
+    return Evaluations(spark)
+
+
+def base(bases: Evaluations, task: str) -> Base:
+    return bases.get(task, lambda spark: build_base(spark, task))
 
 
 def assert_same(actual: Tables, expected: Tables, **kwargs: Any) -> None:
@@ -107,19 +114,19 @@ def assert_same(actual: Tables, expected: Tables, **kwargs: Any) -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_partitioning_and_row_order_do_not_matter(spark: SparkSession) -> None:
+def test_partitioning_and_row_order_do_not_matter(bases: Evaluations) -> None:
     """repartition(7) and orderBy(rand(seed)) give the same metrics and reliability bins
     (multiclass with classwise rows, weighted, model versions and slices)."""
-    b = base(spark, "multiclass")
+    b = base(bases, "multiclass")
     config = CONFIGS["multiclass"]
     assert_same(evaluated(b.df.repartition(7), config), b.tables, **TOL)
     assert_same(evaluated(b.df.orderBy(F.rand(seed=5)), config), b.tables, **TOL)
 
 
-def test_weight_two_equals_duplicated_row(spark: SparkSession) -> None:
+def test_weight_two_equals_duplicated_row(spark: SparkSession, bases: Evaluations) -> None:
     """A row with weight 2 contributes exactly like the row twice with weight 1: every value
     and weight_sum agree; only the row counts (n, the count metric) differ."""
-    b = base(spark, "binary")
+    b = base(bases, "binary")
     twice = b.pdf["w"].to_numpy() == 2.0
     duplicated = pd.concat([b.pdf, b.pdf[twice]], ignore_index=True).assign(w=1.0)
     dup_metrics, dup_bins = evaluated(
@@ -150,10 +157,12 @@ def test_weight_two_equals_duplicated_row(spark: SparkSession) -> None:
 
 
 @pytest.mark.parametrize("task", list(CONFIGS))
-def test_combined_stats_equal_stats_of_union(spark: SparkSession, task: str) -> None:
+def test_combined_stats_equal_stats_of_union(
+    spark: SparkSession, bases: Evaluations, task: str
+) -> None:
     """metrics_from_stats and reliability_from_stats of combine_stats(stats_A, stats_B) equal
     evaluate(A ∪ B), including a slice value (country JP) present only in B."""
-    b = base(spark, task)
+    b = base(bases, task)
     config = CONFIGS[task]
     stats_a = evaluate(spark.createDataFrame(b.pdf[b.in_a], DDL[task]), config).stats
     stats_b = evaluate(spark.createDataFrame(b.pdf[~b.in_a], DDL[task]), config).stats
@@ -166,10 +175,10 @@ def test_combined_stats_equal_stats_of_union(spark: SparkSession, task: str) -> 
     assert_same(recomputed, b.tables, **TOL)
 
 
-def test_logits_equal_their_softmax(spark: SparkSession) -> None:
+def test_logits_equal_their_softmax(bases: Evaluations) -> None:
     """columns.logits gives the same metrics and bins as columns.probs holding softmax(logits)
     (the base data's p column is the NumPy softmax of its z column)."""
-    b = base(spark, "multiclass")
+    b = base(bases, "multiclass")
     probs_config = CONFIGS["multiclass"]
     columns = {k: v for k, v in probs_config["columns"].items() if k != "probs"}
     logits_config = {**probs_config, "columns": {**columns, "logits": "z"}}

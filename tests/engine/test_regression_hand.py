@@ -1,4 +1,4 @@
-"""Hand-computed regression metrics and invalid regression rows (docs/spec_issue4.md).
+"""Hand-computed regression metrics and invalid regression rows (docs/metrics.md).
 
 e = y − μ. Every expected value is arithmetic from the spec's formulas; z_l = Φ⁻¹((1 + l)/2)
 comes from the standard library's NormalDist, not from spark_calib."""
@@ -9,10 +9,10 @@ import math
 from statistics import NormalDist
 
 import pytest
-from helpers import metric_values, overall
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
+from tests.support.frames import metric_values, overall
 
 INF = math.inf
 NAN = math.nan

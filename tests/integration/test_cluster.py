@@ -29,8 +29,6 @@ from spark_calib_cli.io.tables import (
     THRESHOLDS_TABLE,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
-
 REPO = Path(__file__).resolve().parents[2]
 JOB = REPO / "jobs" / "evaluate.py"
 END_DATE = dt.date(2024, 6, 30)

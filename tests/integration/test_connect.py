@@ -27,7 +27,6 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from connect_server import ConnectServer, connect_server
-from job_helpers import TABLE_SCHEMAS
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -37,8 +36,7 @@ from spark_calib_cli.console.summary import format_summary
 from spark_calib_cli.demo import logs as demo
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.main import main
-
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
+from tests.support.jobs import TABLE_SCHEMAS
 
 REPO = Path(__file__).resolve().parents[2]
 BIN_DIR = Path(sys.executable).parent

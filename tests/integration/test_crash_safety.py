@@ -30,8 +30,6 @@ from spark_calib_cli.io.tables import (
     STATS_TABLE,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
-
 SPARK_CALIB = Path(sys.executable).parent / "spark-calib"
 END_DATE = dt.date(2024, 6, 30)
 DATES = (END_DATE - dt.timedelta(days=1), END_DATE)

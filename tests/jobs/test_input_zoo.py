@@ -5,8 +5,9 @@ invalid output with a reason, or metric values. Expected values are computed by 
 comments (or are documented errors), never read back from the code under test.
 
 Cases already pinned elsewhere are not repeated here; docs/input_zoo.md points to them
-(tests/test_validation.py, test_errors.py, test_job_errors.py, test_slices.py,
-test_metrics_hand.py, test_decision_hand.py, test_regression_hand.py, test_job_window.py).
+(tests/engine/: test_validation.py, test_errors.py, test_slices.py, test_metrics_hand.py,
+test_decision_hand.py, test_regression_hand.py; tests/jobs/: test_job_errors.py,
+test_job_window.py).
 
 To keep the file fast, each task's zoo is one DataFrame evaluated once (a module fixture):
 every case is its own ``model_version``, so the cases never share a metric key, and the
@@ -24,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import metric_values
-from job_helpers import RUN_DATE, job_config
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -34,6 +33,8 @@ from spark_calib.config import InputConfig
 from spark_calib.slicing.values import decode_slice_value
 from spark_calib_cli.commands.evaluate import check_job_config, run_evaluate
 from spark_calib_cli.io.input import read_input
+from tests.support.frames import metric_values
+from tests.support.jobs import RUN_DATE, job_config
 
 NAN, INF = math.nan, math.inf
 NLL_OF_EPS = 15 * math.log(10)  # −log(1e-15): a confident wrong answer, clipped at ε
@@ -990,7 +991,7 @@ def test_read_checks_the_table_name_before_the_catalog(spark: SparkSession) -> N
 def test_the_library_builds_no_sql_text() -> None:
     """spark_calib only composes Column expressions: no SQL strings, so no column name or value
     can be parsed as SQL."""
-    package = Path(__file__).resolve().parent.parent / "spark_calib"
+    package = Path(__file__).resolve().parents[2] / "spark_calib"
     sql_text = re.compile(r"\.sql\(|\bexpr\(|selectExpr\(")
     offenders = [
         str(path.relative_to(package))

@@ -1,7 +1,7 @@
 """The job end to end with catalog output (``output.database``) and a catalog input table.
 
 The suite's session uses Spark's in-memory catalog; the embedded Hive metastore of the CLI is
-covered by the subprocess test in test_cli_process.py.
+covered by the subprocess test in tests/cli/test_cli_process.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from job_helpers import (
+from pyspark.sql import SparkSession
+
+from spark_calib_cli.commands.evaluate import run_evaluate
+from tests.support.jobs import (
     NEXT_DATE,
     RUN_DATE,
     TABLE_SCHEMAS,
@@ -21,9 +24,6 @@ from job_helpers import (
     schema_of,
     write_log,
 )
-from pyspark.sql import SparkSession
-
-from spark_calib_cli.commands.evaluate import run_evaluate
 
 N_PER_VERSION = 10
 

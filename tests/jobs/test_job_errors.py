@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from job_helpers import RUN_DATE, job_config, log_rows, write_log
 from pyspark.sql import SparkSession
 
 from spark_calib.config import load_config
 from spark_calib.errors import ConfigError, InvalidRowsError
 from spark_calib_cli.commands.evaluate import check_job_config, run_evaluate
 from spark_calib_cli.errors import MissingInputError, OutputError
+from tests.support.jobs import RUN_DATE, job_config, log_rows, write_log
 
 BINARY = {"task": "binary", "columns": {"score": "score", "label": "label"}}
 

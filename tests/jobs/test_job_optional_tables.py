@@ -15,7 +15,14 @@ from pathlib import Path
 from statistics import NormalDist
 
 import pytest
-from job_helpers import (
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config
+from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
+from spark_calib_cli.commands.report import run_report
+from spark_calib_cli.errors import MissingInputError
+from tests.support.jobs import (
     NEXT_DATE,
     RUN_DATE,
     STATS_SCHEMA,
@@ -26,24 +33,17 @@ from job_helpers import (
     schema_of,
     write_log,
 )
-from job_helpers_issue4 import (
+from tests.support.jobs_optional_tables import (
     BINARY_TABLE_SCHEMAS,
     REGRESSION_DDL,
     REGRESSION_ERRORS,
     REGRESSION_LEVELS,
     REGRESSION_SCHEMA,
     THRESHOLDS,
-    binary_issue4_config,
+    binary_optional_tables_config,
     regression_config,
     regression_rows,
 )
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-
-from spark_calib.config import Config
-from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
-from spark_calib_cli.commands.report import run_report
-from spark_calib_cli.errors import MissingInputError
 
 N_PER_VERSION = 20
 VERSIONS = ("a", "b")
@@ -67,16 +67,16 @@ def binary_rows_of(version: str) -> list[tuple[float, int]]:
 
 @pytest.fixture(scope="module")
 def binary_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    root = tmp_path_factory.mktemp("issue4_binary")
+    root = tmp_path_factory.mktemp("optional_tables_binary")
     log, out = root / "log", root / "out"
     write_log(spark, log, log_rows(N_PER_VERSION))
-    config = binary_issue4_config({"path": str(log)}, {"path": str(out)})
+    config = binary_optional_tables_config({"path": str(log)}, {"path": str(out)})
     return Run(config, out, run_evaluate(spark, config, RUN_DATE))
 
 
 @pytest.fixture(scope="module")
 def regression_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    root = tmp_path_factory.mktemp("issue4_regression")
+    root = tmp_path_factory.mktemp("optional_tables_regression")
     log, out = root / "log", root / "out"
     write_log(spark, log, regression_rows(N_PER_VERSION), REGRESSION_DDL)
     config = regression_config({"path": str(log)}, {"path": str(out)})
@@ -87,7 +87,7 @@ def regression_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
 def regression_run_without_std(
     spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
 ) -> Run:
-    root = tmp_path_factory.mktemp("issue4_regression_no_std")
+    root = tmp_path_factory.mktemp("optional_tables_regression_no_std")
     log, out = root / "log", root / "out"
     write_log(spark, log, regression_rows(N_PER_VERSION, std=None), REGRESSION_DDL)
     config = regression_config({"path": str(log)}, {"path": str(out)}, with_std=False)
@@ -260,7 +260,7 @@ def test_regression_without_std_has_no_interval_outputs(
 def test_rerun_replaces_the_new_tables_partitions(spark: SparkSession, tmp_path: Path) -> None:
     log, out = tmp_path / "log", tmp_path / "out"
     write_log(spark, log, log_rows(N_PER_VERSION))
-    config = binary_issue4_config({"path": str(log)}, {"path": str(out)})
+    config = binary_optional_tables_config({"path": str(log)}, {"path": str(out)})
     run_evaluate(spark, config, RUN_DATE)
     once = {
         table: Counter(read_path_table(spark, out, table).drop("run_id").collect())
@@ -289,8 +289,12 @@ def test_rerun_without_the_new_metrics_empties_their_partitions(
 ) -> None:
     log, out = tmp_path / "log", tmp_path / "out"
     write_log(spark, log, log_rows(N_PER_VERSION))
-    run_evaluate(spark, binary_issue4_config({"path": str(log)}, {"path": str(out)}), RUN_DATE)
-    run_evaluate(spark, binary_issue4_config({"path": str(log)}, {"path": str(out)}), NEXT_DATE)
+    run_evaluate(
+        spark, binary_optional_tables_config({"path": str(log)}, {"path": str(out)}), RUN_DATE
+    )
+    run_evaluate(
+        spark, binary_optional_tables_config({"path": str(log)}, {"path": str(out)}), NEXT_DATE
+    )
 
     # The same date recomputed with the default metrics: no confusion, thresholds or ROC.
     plain = run_evaluate(spark, job_config({"path": str(log)}, {"path": str(out)}), RUN_DATE)
@@ -344,8 +348,8 @@ def test_catalog_output_creates_and_empties_the_new_tables(
 ) -> None:
     log = tmp_path / "log"
     write_log(spark, log, log_rows(N_PER_VERSION))
-    database = "calib_issue4_" + uuid.uuid4().hex[:10]
-    config = binary_issue4_config({"path": str(log)}, {"database": database})
+    database = "calib_optional_tables_" + uuid.uuid4().hex[:10]
+    config = binary_optional_tables_config({"path": str(log)}, {"database": database})
 
     outcome = run_evaluate(spark, config, RUN_DATE)
 

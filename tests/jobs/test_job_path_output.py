@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from job_helpers import (
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config, config_hash
+from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
+from tests.support.jobs import (
     NEXT_DATE,
     RUN_DATE,
     TABLE_SCHEMAS,
@@ -19,11 +24,6 @@ from job_helpers import (
     schema_of,
     write_log,
 )
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-
-from spark_calib.config import Config, config_hash
-from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
 
 N_PER_VERSION = 20
 NULL_SCORES = 2

@@ -6,7 +6,6 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from job_helpers import RUN_DATE, job_config, log_rows, write_log
 from pyspark.sql import SparkSession
 
 from spark_calib.config import InputConfig, Window
@@ -14,6 +13,7 @@ from spark_calib.errors import SchemaError
 from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.input import describe_input, read_input
+from tests.support.jobs import RUN_DATE, job_config, log_rows, write_log
 
 LOOKBACK = 3
 # Day offsets from the run date: -3 is just outside (run_date − 3, run_date], +1 is the future.

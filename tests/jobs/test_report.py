@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from job_helpers import RUN_DATE, job_config, log_rows, write_log
 from matplotlib.figure import Figure
 from pyspark.sql import SparkSession
 
@@ -16,6 +15,7 @@ from spark_calib_cli.commands.report import run_report
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.report import write_reliability_diagrams
 from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability
+from tests.support.jobs import RUN_DATE, job_config, log_rows, write_log
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KEY = {"model_version": "v1", "slice_name": "overall", "slice_value": ""}

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from job_helpers import job_config, read_path_table, write_log
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -23,6 +22,7 @@ from spark_calib.errors import ConfigError
 from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.commands.rollup import run_rollup
 from spark_calib_cli.errors import MissingInputError
+from tests.support.jobs import job_config, read_path_table, write_log
 
 WEEK = [dt.date(2024, 6, 24) + dt.timedelta(days=i) for i in range(7)]
 ROWS_PER_DAY = 150

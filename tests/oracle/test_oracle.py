@@ -1,8 +1,9 @@
 """Oracle tests: evaluate() against the NumPy reference and scikit-learn, per slice and version.
 
-Every expected number comes from ``tests/reference.py`` or scikit-learn on the same seeded
-pandas data, never from the engine. Each case is evaluated once (cached per module) and its
-metrics and reliability tables are collected and compared group by group to 1e-9.
+Every expected number comes from ``tests/support/reference.py`` or scikit-learn on the same
+seeded pandas data, never from the engine. Each case is evaluated once (the oracle tier's shared
+``evaluations`` fixture) and its metrics and reliability tables are collected and compared group
+by group to 1e-9.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-import reference as ref
 from pyspark.sql import SparkSession
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 
 from spark_calib import evaluate
+from tests.support import reference as ref
+from tests.support.evaluations import Evaluations
 
 ATOL = 1e-9
 N_ROWS = 3000
@@ -132,9 +134,6 @@ class Evaluated:
     reliability: ref.Table
 
 
-_RESULTS: dict[str, Evaluated] = {}
-
-
 def run(spark: SparkSession, pdf: pd.DataFrame, ddl: str, config: dict[str, Any]) -> Evaluated:
     """Evaluate ``pdf`` with the engine and collect metrics and reliability as keyed tables."""
     result = evaluate(spark.createDataFrame(pdf, ddl), config)
@@ -142,15 +141,16 @@ def run(spark: SparkSession, pdf: pd.DataFrame, ddl: str, config: dict[str, Any]
     reliability = ref.table_from_rows(
         (r.asDict() for r in result.reliability.collect()), ref.BIN_KEY
     )
+    result.unpersist()
     return Evaluated(pdf, config, metrics, reliability)
 
 
-def evaluated(spark: SparkSession, name: str) -> Evaluated:
-    """The engine's tables of CASES[name], evaluated once per module."""
-    if name not in _RESULTS:
-        case = CASES[name]
-        _RESULTS[name] = run(spark, case.make(), case.ddl, case.config)
-    return _RESULTS[name]
+def evaluated(evaluations: Evaluations, name: str) -> Evaluated:
+    """The engine's tables of CASES[name], evaluated once per session."""
+    case = CASES[name]
+    return evaluations.get(
+        ("oracle", name), lambda spark: run(spark, case.make(), case.ddl, case.config)
+    )
 
 
 def assert_no_diff(problems: list[str]) -> None:
@@ -158,19 +158,19 @@ def assert_no_diff(problems: list[str]) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_metrics_match_reference(spark: SparkSession, name: str) -> None:
+def test_metrics_match_reference(evaluations: Evaluations, name: str) -> None:
     """Every metric row (value, n, weight_sum) per model version × slice × class equals the
     NumPy reference, and there are no missing or extra rows."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     expected, _ = ref.expected_tables(ev.pdf, ev.config)
     assert_no_diff(ref.diff_tables(ev.metrics, expected, atol=ATOL))
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_reliability_matches_reference(spark: SparkSession, name: str) -> None:
+def test_reliability_matches_reference(evaluations: Evaluations, name: str) -> None:
     """All M bins per key (empty ones with n=0 and null means): edges, n, weight_sum,
     mean_confidence, accuracy and gap equal the reference, top-label and classwise."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     _, expected = ref.expected_tables(ev.pdf, ev.config)
     assert_no_diff(ref.diff_tables(ev.reliability, expected, atol=ATOL))
 
@@ -212,10 +212,10 @@ def _sklearn_metrics(gdf: pd.DataFrame, config: Mapping[str, Any]) -> dict[str, 
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_metrics_match_sklearn(spark: SparkSession, name: str) -> None:
+def test_metrics_match_sklearn(evaluations: Evaluations, name: str) -> None:
     """brier (binary [0,1], multiclass [0,2]), nll and accuracy per group equal scikit-learn's
     brier_score_loss, log_loss and accuracy_score (data kept away from the eps clipping)."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     problems: list[str] = []
     for mv, slice_name, slice_value, gdf in ref.iter_groups(ev.pdf, ev.config):
         for metric, want in _sklearn_metrics(gdf, ev.config).items():
@@ -228,10 +228,10 @@ def test_metrics_match_sklearn(spark: SparkSession, name: str) -> None:
     assert_no_diff(problems)
 
 
-def test_positive_class_curve_matches_sklearn_calibration_curve(spark: SparkSession) -> None:
+def test_positive_class_curve_matches_sklearn_calibration_curve(evaluations: Evaluations) -> None:
     """Binary, right_closed: the class-1 classwise reliability bins (non-empty ones) equal
     scikit-learn's calibration_curve(strategy='uniform') per slice."""
-    ev = evaluated(spark, "binary")
+    ev = evaluated(evaluations, "binary")
     n_bins = ev.config["binning"]["n_bins"]
     problems: list[str] = []
     for mv, slice_name, slice_value, gdf in ref.iter_groups(ev.pdf, ev.config):

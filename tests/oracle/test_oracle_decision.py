@@ -1,8 +1,8 @@
-"""Oracle tests of the decision metrics (docs/spec_issue4.md) against scikit-learn and NumPy.
+"""Oracle tests of the decision metrics (docs/metrics.md) against scikit-learn and NumPy.
 
 Binary and 4-class logs (probability arrays; one case with class_names and string labels),
 weighted, per model version and per slice [[], [g], [g, h]]. Every expected value comes from
-``tests/reference_sklearn.py`` on the same seeded pandas rows, never from the engine: the
+``tests/support/reference_sklearn.py`` on the same seeded pandas rows, never from the engine: the
 metrics rows (error rates, precision/recall/f1 per class and averaged, ll, costs, class-weighted
 error and nll) and the ``confusion`` table are compared key by key to 1e-9, with no missing or
 extra rows.
@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-import reference as ref
-import reference_sklearn as sk
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
+from tests.support import reference as ref
+from tests.support import reference_sklearn as sk
+from tests.support.evaluations import Evaluations
 
 ATOL = 1e-9
 N_ROWS = 2000
@@ -202,26 +203,24 @@ class Evaluated:
     result: Any
 
 
-_RESULTS: dict[str, Evaluated] = {}
+def run_case(spark: SparkSession, case: Case) -> Evaluated:
+    """Evaluate a case and collect its metrics and confusion tables."""
+    pdf = case.make()
+    result = evaluate(spark.createDataFrame(pdf, case.ddl), case.config)
+    metrics = ref.table_from_rows((r.asDict() for r in result.metrics.collect()), ref.METRIC_KEY)
+    confusion = getattr(result, "confusion", None)
+    table = (
+        None
+        if confusion is None
+        else ref.table_from_rows((r.asDict() for r in confusion.collect()), CONFUSION_KEY)
+    )
+    result.unpersist()
+    return Evaluated(pdf, case.config, metrics, table, result)
 
 
-def evaluated(spark: SparkSession, name: str) -> Evaluated:
-    """CASES[name] evaluated once per module, its metrics and confusion tables collected."""
-    if name not in _RESULTS:
-        case = CASES[name]
-        pdf = case.make()
-        result = evaluate(spark.createDataFrame(pdf, case.ddl), case.config)
-        metrics = ref.table_from_rows(
-            (r.asDict() for r in result.metrics.collect()), ref.METRIC_KEY
-        )
-        confusion = getattr(result, "confusion", None)
-        table = (
-            None
-            if confusion is None
-            else ref.table_from_rows((r.asDict() for r in confusion.collect()), CONFUSION_KEY)
-        )
-        _RESULTS[name] = Evaluated(pdf, case.config, metrics, table, result)
-    return _RESULTS[name]
+def evaluated(evaluations: Evaluations, name: str) -> Evaluated:
+    """CASES[name] evaluated once per session, its metrics and confusion tables collected."""
+    return evaluations.get(("oracle_decision", name), lambda spark: run_case(spark, CASES[name]))
 
 
 def _group_inputs(
@@ -291,13 +290,13 @@ def assert_no_diff(problems: list[str]) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_decision_metrics_match_sklearn(spark: SparkSession, name: str) -> None:
+def test_decision_metrics_match_sklearn(evaluations: Evaluations, name: str) -> None:
     """error_rate, balanced_accuracy/error_rate, precision/recall/f1 per class in L and their
     macro/micro/weighted rows, ll (clipped at nll_eps), misclassification costs and the
     class-weighted error and nll per model version × slice equal scikit-learn / NumPy, with
     the group's n and weight_sum, and no missing or extra rows. In a slice whose weights are
     all 0 every value is null (count aside)."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     want, _, weightless = expected(ev)
     if ev.config["columns"].get("weight"):
         assert weightless, "the data should hold a slice whose weights are all 0"
@@ -310,28 +309,28 @@ def test_decision_metrics_match_sklearn(spark: SparkSession, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_confusion_table_matches_sklearn(spark: SparkSession, name: str) -> None:
+def test_confusion_table_matches_sklearn(evaluations: Evaluations, name: str) -> None:
     """The confusion table holds exactly the cells with n > 0, with n = confusion_matrix and
     weight_sum = confusion_matrix(sample_weight=w), classes labelled like the class column."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     assert ev.confusion is not None, "confusion_matrix was requested but result.confusion is None"
     _, want, _ = expected(ev)
     assert_no_diff(ref.diff_tables(ev.confusion, want, atol=ATOL))
 
 
-def test_tables_not_requested_are_none(spark: SparkSession) -> None:
+def test_tables_not_requested_are_none(evaluations: Evaluations) -> None:
     """Binary without threshold_metrics / roc_curve: those attributes are None, as is the
     regression calibration table."""
-    result = evaluated(spark, "binary").result
+    result = evaluated(evaluations, "binary").result
     for attr in ("thresholds", "roc", "regression_calibration"):
         assert hasattr(result, attr), f"EvaluationResult has no attribute {attr!r}"
         assert getattr(result, attr) is None, attr
 
 
-def test_binary_zero_weight_class_in_labels(spark: SparkSession) -> None:
+def test_binary_zero_weight_class_in_labels(evaluations: Evaluations) -> None:
     """Slice g = z (v1): class 1 occurs only with weight 0, so it is in L (per-class rows with
     recall 0) but not in balanced_accuracy's mean (T_1 = 0). Hand-checked against the data."""
-    ev = evaluated(spark, "binary")
+    ev = evaluated(evaluations, "binary")
     got = {k[3:]: v["value"] for k, v in ev.metrics.items() if k[:3] == ("v1", "g", "z")}
     # Rows (s, y, w): (.9,1,0) (.2,1,0) (.7,0,1) (.1,0,2) (.3,0,1.5) (.6,0,.5); threshold 0.5.
     # Class 0: T_0 = 5, TP_0 = 3.5; P_0 = 3.5 (+ zero-weight row); P_1 = 1.5, TP_1 = 0.

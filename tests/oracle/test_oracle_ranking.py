@@ -1,9 +1,9 @@
-"""Oracle tests of the binary ranking metrics (docs/spec_issue4.md) against scikit-learn/NumPy.
+"""Oracle tests of the binary ranking metrics (docs/metrics.md) against scikit-learn/NumPy.
 
 Weighted binary logs per model version and per slice [[], [g], [g, h]], with continuous scores,
 scores rounded to 2 decimals (heavy ties, scores exactly on thresholds and bucket edges) and
 scores on the grid k/100, k < 100 (one score per bucket with B = 100). Expected values come
-from ``tests/reference_sklearn.py``, never from the engine:
+from ``tests/support/reference_sklearn.py``, never from the engine:
 
 * roc_auc / pr_auc (exact) = roc_auc_score / average_precision_score to 1e-9, null when the
   spec says so (slices g = p: only positives, g = q: only negatives, g = o: weight 0);
@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-import reference as ref
-import reference_sklearn as sk
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
+from tests.support import reference as ref
+from tests.support import reference_sklearn as sk
+from tests.support.evaluations import Evaluations
 
 ATOL = 1e-9
 BOUND_SLACK = 1e-12
@@ -148,29 +149,29 @@ class Evaluated:
     roc: list[dict[str, Any]] | None
 
 
-_RESULTS: dict[str, Evaluated] = {}
+def run_case(spark: SparkSession, case: Case) -> Evaluated:
+    """Evaluate a case and collect its metrics, thresholds and roc tables."""
+    pdf = case.make()
+    result = evaluate(spark.createDataFrame(pdf, DDL), case.config)
+    metrics = ref.table_from_rows((r.asDict() for r in result.metrics.collect()), ref.METRIC_KEY)
+    thr = getattr(result, "thresholds", None)
+    roc = getattr(result, "roc", None)
+    collected = Evaluated(
+        pdf,
+        case.config,
+        metrics,
+        None
+        if thr is None
+        else ref.table_from_rows((r.asDict() for r in thr.collect()), THRESHOLD_KEY),
+        None if roc is None else [r.asDict() for r in roc.collect()],
+    )
+    result.unpersist()
+    return collected
 
 
-def evaluated(spark: SparkSession, name: str) -> Evaluated:
-    if name not in _RESULTS:
-        case = CASES[name]
-        pdf = case.make()
-        result = evaluate(spark.createDataFrame(pdf, DDL), case.config)
-        metrics = ref.table_from_rows(
-            (r.asDict() for r in result.metrics.collect()), ref.METRIC_KEY
-        )
-        thr = getattr(result, "thresholds", None)
-        roc = getattr(result, "roc", None)
-        _RESULTS[name] = Evaluated(
-            pdf,
-            case.config,
-            metrics,
-            None
-            if thr is None
-            else ref.table_from_rows((r.asDict() for r in thr.collect()), THRESHOLD_KEY),
-            None if roc is None else [r.asDict() for r in roc.collect()],
-        )
-    return _RESULTS[name]
+def evaluated(evaluations: Evaluations, name: str) -> Evaluated:
+    """CASES[name] evaluated once per session."""
+    return evaluations.get(("oracle_ranking", name), lambda spark: run_case(spark, CASES[name]))
 
 
 def groups(ev: Evaluated):
@@ -196,11 +197,11 @@ def assert_no_diff(problems: list[str]) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_exact_auc_matches_sklearn(spark: SparkSession, name: str) -> None:
+def test_exact_auc_matches_sklearn(evaluations: Evaluations, name: str) -> None:
     """roc_auc = roc_auc_score and pr_auc = average_precision_score (weighted, tie-aware)
     per model version × slice, with n and weight_sum; roc_auc null when P = 0 or N = 0,
     pr_auc null when P = 0; count rows; no other metric rows for these names."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     want: ref.Table = {}
     for key, y, s, w in groups(ev):
         common = {"n": len(y), "weight_sum": float(w.sum())}
@@ -214,11 +215,11 @@ def test_exact_auc_matches_sklearn(spark: SparkSession, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_binned_auc_within_bound_of_exact(spark: SparkSession, name: str) -> None:
+def test_binned_auc_within_bound_of_exact(evaluations: Evaluations, name: str) -> None:
     """|roc_auc_binned − roc_auc_score| ≤ ½ Σ_b W⁺_b W⁻_b / (P N) and |pr_auc_binned −
     average_precision_score| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b), per key (bounds from NumPy);
     null exactly where the exact metric is null."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     problems: list[str] = []
     for key, y, s, w in groups(ev):
         exact = sk.exact_auc(y, s, w)
@@ -242,11 +243,11 @@ def test_binned_auc_within_bound_of_exact(spark: SparkSession, name: str) -> Non
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_binned_auc_matches_histogram_formula(spark: SparkSession, name: str) -> None:
+def test_binned_auc_matches_histogram_formula(evaluations: Evaluations, name: str) -> None:
     """roc_auc_binned = Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N) and pr_auc_binned =
     Σ_b (W⁺_b / P) TP_{≥b} / (TP_{≥b} + FP_{≥b}) over the B left-closed buckets with the
     double edges k/B (scores on an edge belong to the bucket above; s = 1 to the last)."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     want: ref.Table = {}
     for key, y, s, w in groups(ev):
         binned = sk.binned_auc(y, s, w, n_buckets(ev.config))
@@ -257,11 +258,11 @@ def test_binned_auc_matches_histogram_formula(spark: SparkSession, name: str) ->
     assert_no_diff(ref.diff_tables(got, want, atol=ATOL))
 
 
-def test_binned_auc_equals_exact_when_buckets_separate_scores(spark: SparkSession) -> None:
+def test_binned_auc_equals_exact_when_buckets_separate_scores(evaluations: Evaluations) -> None:
     """Scores k/100 (k < 100, the edges themselves) with B = 100: every distinct score has its
     own bucket, in the same order, so the binned AUCs equal roc_auc_score and
     average_precision_score to 1e-9."""
-    ev = evaluated(spark, "grid")
+    ev = evaluated(evaluations, "grid")
     problems: list[str] = []
     for key, y, s, w in groups(ev):
         b = sk.bucket_of(s, n_buckets(ev.config))
@@ -279,10 +280,10 @@ def test_binned_auc_equals_exact_when_buckets_separate_scores(spark: SparkSessio
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_threshold_table_matches_numpy(spark: SparkSession, name: str) -> None:
+def test_threshold_table_matches_numpy(evaluations: Evaluations, name: str) -> None:
     """One row per key × threshold: n, weight_sum, weighted tp/fp/tn/fn of s ≥ t, tpr = recall
     (null when tp + fn = 0), fpr (null when fp + tn = 0), precision (0 when tp + fp = 0)."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     assert ev.thresholds is not None, "threshold_metrics requested but result.thresholds is None"
     thresholds = ev.config.get("thresholds", [0.5])
     want: ref.Table = {}
@@ -293,13 +294,13 @@ def test_threshold_table_matches_numpy(spark: SparkSession, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_roc_table_points_lie_on_sklearn_curve(spark: SparkSession, name: str) -> None:
+def test_roc_table_points_lie_on_sklearn_curve(evaluations: Evaluations, name: str) -> None:
     """Per key with P, N > 0: at most roc_points rows; point 0 is the origin (threshold null);
     then thresholds b/B strictly decreasing, each point's (fpr, tpr) the vertex of scikit-learn's
     roc_curve on the bucketed scores at bucket b (precision TP_{≥b}/(TP_{≥b}+FP_{≥b})), so fpr
     and tpr never decrease; the last point is (1, 1); without thinning, every non-empty bucket
     has its point."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     assert ev.roc is not None, "roc_curve requested but result.roc is None"
     problems, thinned = roc_problems(ev)
     assert_no_diff(problems)

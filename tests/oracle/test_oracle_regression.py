@@ -1,7 +1,7 @@
-"""Oracle tests of task regression (docs/spec_issue4.md) against scikit-learn, SciPy and NumPy.
+"""Oracle tests of task regression (docs/metrics.md) against scikit-learn, SciPy and NumPy.
 
 Weighted logs with prediction μ, target y and a predictive σ (or σ²), per model version and
-per slice [[], [g], [g, h]]. Expected values come from ``tests/reference_sklearn.py``:
+per slice [[], [g], [g, h]]. Expected values come from ``tests/support/reference_sklearn.py``:
 mse/rmse/mae/r2 from scikit-learn (r2 null when SST = 0: slice g = k has a constant target),
 gaussian_nll = −weighted mean of scipy.stats.norm.logpdf, coverage_<l> with
 z = norm.ppf((1 + l) / 2), the 19-level regression_calibration table and miscalibration_area.
@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-import reference as ref
-import reference_sklearn as sk
 from pyspark.sql import SparkSession
 
 from spark_calib import evaluate
+from tests.support import reference as ref
+from tests.support import reference_sklearn as sk
+from tests.support.evaluations import Evaluations
 
 ATOL = 1e-9
 N_ROWS = 2000
@@ -144,26 +145,26 @@ class Evaluated:
     result: Any
 
 
-_RESULTS: dict[str, Evaluated] = {}
+def run_case(spark: SparkSession, case: Case) -> Evaluated:
+    """Evaluate a case and collect its metrics and regression calibration tables."""
+    pdf = case.make()
+    result = evaluate(spark.createDataFrame(pdf, DDL), case.config)
+    metrics = ref.table_from_rows((r.asDict() for r in result.metrics.collect()), ref.METRIC_KEY)
+    cal = getattr(result, "regression_calibration", None)
+    collected = Evaluated(
+        pdf,
+        case,
+        metrics,
+        None if cal is None else [r.asDict() for r in cal.collect()],
+        result,
+    )
+    result.unpersist()
+    return collected
 
 
-def evaluated(spark: SparkSession, name: str) -> Evaluated:
-    if name not in _RESULTS:
-        case = CASES[name]
-        pdf = case.make()
-        result = evaluate(spark.createDataFrame(pdf, DDL), case.config)
-        metrics = ref.table_from_rows(
-            (r.asDict() for r in result.metrics.collect()), ref.METRIC_KEY
-        )
-        cal = getattr(result, "regression_calibration", None)
-        _RESULTS[name] = Evaluated(
-            pdf,
-            case,
-            metrics,
-            None if cal is None else [r.asDict() for r in cal.collect()],
-            result,
-        )
-    return _RESULTS[name]
+def evaluated(evaluations: Evaluations, name: str) -> Evaluated:
+    """CASES[name] evaluated once per session."""
+    return evaluations.get(("oracle_regression", name), lambda spark: run_case(spark, CASES[name]))
 
 
 def groups(ev: Evaluated):
@@ -184,12 +185,12 @@ def assert_no_diff(problems: list[str]) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_regression_metrics_match_sklearn_scipy(spark: SparkSession, name: str) -> None:
+def test_regression_metrics_match_sklearn_scipy(evaluations: Evaluations, name: str) -> None:
     """Exactly the expected metric rows (class null) per model version × slice, with n and
     weight_sum: count, mse, rmse, mae, r2 (scikit-learn, weighted; null when SST = 0), and with
     σ gaussian_nll (−weighted mean of norm.logpdf), coverage_<l> (metric name with Python's
     str(l)) and miscalibration_area."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     want: ref.Table = {}
     for key, y, mu, sigma, w in groups(ev):
         common = {"n": len(y), "weight_sum": float(w.sum())}
@@ -198,19 +199,19 @@ def test_regression_metrics_match_sklearn_scipy(spark: SparkSession, name: str) 
     assert_no_diff(ref.diff_tables(ev.metrics, want, atol=ATOL))
 
 
-def test_constant_target_slice_has_null_r2(spark: SparkSession) -> None:
+def test_constant_target_slice_has_null_r2(evaluations: Evaluations) -> None:
     """The data premise of the null-r2 check: slice g = k exists and its r2 row is null."""
-    ev = evaluated(spark, "std_defaults")
+    ev = evaluated(evaluations, "std_defaults")
     rows = [v for k, v in ev.metrics.items() if k[1] == "g" and k[2] == "k" and k[4] == "r2"]
     assert len(rows) == 1
     assert rows[0]["value"] is None
 
 
 @pytest.mark.parametrize("name", ["std_defaults", "variance_099"])
-def test_regression_calibration_table(spark: SparkSession, name: str) -> None:
+def test_regression_calibration_table(evaluations: Evaluations, name: str) -> None:
     """19 rows per key, levels 0.05..0.95: z = norm.ppf((1 + l) / 2), observed = weighted
     share of |y − μ| ≤ z σ, gap = observed − level, n, weight_sum."""
-    ev = evaluated(spark, name)
+    ev = evaluated(evaluations, name)
     assert ev.calibration is not None, "regression with σ but regression_calibration is None"
     problems: list[str] = []
     got: ref.Table = {}
@@ -232,9 +233,9 @@ def test_regression_calibration_table(spark: SparkSession, name: str) -> None:
     assert_no_diff(problems + ref.diff_tables(got, want, atol=ATOL))
 
 
-def test_no_std_has_no_calibration_table(spark: SparkSession) -> None:
+def test_no_std_has_no_calibration_table(evaluations: Evaluations) -> None:
     """Without std/variance there is no regression_calibration table."""
-    ev = evaluated(spark, "no_std")
+    ev = evaluated(evaluations, "no_std")
     assert hasattr(ev.result, "regression_calibration")
     assert ev.calibration is None
 

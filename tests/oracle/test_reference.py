@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 import pytest
-import reference as ref
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+
+from tests.support import reference as ref
 
 # Four binary rows: s, y → prediction [1, 0, 1, 0], confidence [0.9, 0.8, 0.6, 0.6],
 # correct [1, 1, 0, 0].

@@ -1,4 +1,4 @@
-"""Shared inputs and look-ups for the job tests (tests/test_job_*.py, test_cli_*, test_report)."""
+"""Shared inputs and look-ups for the job tests (tests/jobs/, tests/cli/, tests/integration/)."""
 
 from __future__ import annotations
 

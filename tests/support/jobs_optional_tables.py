@@ -1,5 +1,5 @@
 """Inputs and expected schemas for the job tests of the decision, ranking and regression
-outputs (tests/test_job_issue4.py), next to the ones of job_helpers.py."""
+outputs (tests/jobs/test_job_optional_tables.py), next to the ones of jobs.py."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from job_helpers import RUN_DATE, job_config
-
 from spark_calib.config import Config, load_config
+from tests.support.jobs import RUN_DATE, job_config
 
 KEY_SCHEMA = {"model_version": "string", "slice_name": "string", "slice_value": "string"}
 RUN_SCHEMA = {"run_id": "string", "config_hash": "string", "run_date": "date"}
@@ -89,7 +88,7 @@ REGRESSION_DDL = (
 REGRESSION_ERRORS = (-1.0, 0.5, 2.0, -0.25)
 
 
-def binary_issue4_config(
+def binary_optional_tables_config(
     input_section: Mapping[str, Any], output_section: Mapping[str, Any], **extra: Any
 ) -> Config:
     """job_config with the new binary metrics and tables (ROC over 10 score buckets)."""

@@ -1,4 +1,4 @@
-"""Expected decision, ranking and regression metrics (docs/spec_issue4.md) from scikit-learn,
+"""Expected decision, ranking and regression metrics (docs/metrics.md) from scikit-learn,
 SciPy and NumPy, computed from a pandas frame of the raw rows.
 
 Written from the spec only: no Spark and no import from ``spark_calib``. Every helper works on

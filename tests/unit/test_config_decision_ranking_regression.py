@@ -1,5 +1,5 @@
-"""Config errors of the issue-4 keys (docs/spec_issue4.md): one-line ConfigErrors that name the
-offending key, raised by load_config before any Spark work."""
+"""Config errors of the decision, ranking and regression keys (docs/metrics.md): one-line
+ConfigErrors that name the offending key, raised by load_config before any Spark work."""
 
 from __future__ import annotations
 
@@ -183,13 +183,13 @@ WITH_STD = {"task": "regression", "columns": {"prediction": "mu", "target": "y",
         ),
     ],
 )
-def test_issue4_config_errors(config: dict, message: str) -> None:
+def test_decision_ranking_regression_config_errors(config: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as caught:
         load_config(config)
     assert "\n" not in str(caught.value)
 
 
-def test_issue4_valid_configs_load() -> None:
+def test_decision_ranking_regression_keys_load() -> None:
     """The same keys with valid values load, with the spec's defaults."""
     binary = load_config(
         {
