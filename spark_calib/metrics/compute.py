@@ -29,6 +29,7 @@ from spark_calib.metrics.output import (
 )
 from spark_calib.registry import (
     CALIBRATION,
+    CELL_CALIBRATION,
     CELLS,
     CONFUSION,
     PER_CLASS,
@@ -47,6 +48,7 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     null when its denominator is 0 or a sum overflowed (``defined_values``).
     """
     # Imported here: the family modules import this module's helpers.
+    from spark_calib.metrics.cells import cell_metrics
     from spark_calib.metrics.decision import decision_metrics
     from spark_calib.metrics.ranking import binned_ranking_metrics
     from spark_calib.metrics.regression import regression_metrics
@@ -55,7 +57,7 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     specs = [spec for spec in resolve_metrics(cfg.task, cfg.metrics, cfg.features())]
     by_family = {
         family: [spec for spec in specs if spec.family == family and not spec.table]
-        for family in (CALIBRATION, PER_CLASS, CONFUSION, CELLS, REGRESSION)
+        for family in (CALIBRATION, PER_CLASS, CONFUSION, CELLS, CELL_CALIBRATION, REGRESSION)
     }
     frames = []
     if by_family[CALIBRATION] or by_family[PER_CLASS]:
@@ -66,6 +68,8 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
         frames.append(decision_metrics(stats_df, cfg, by_family[CONFUSION]))
     if by_family[CELLS]:
         frames.append(binned_ranking_metrics(stats_df, cfg, by_family[CELLS]))
+    if by_family[CELL_CALIBRATION]:
+        frames.append(cell_metrics(stats_df, by_family[CELL_CALIBRATION]))
     if by_family[REGRESSION]:
         frames.append(regression_metrics(stats_df, cfg, by_family[REGRESSION]))
     if not frames:

@@ -26,7 +26,8 @@ from spark_calib.errors import ConfigError
 CALIBRATION = "calibration"  # top-label bins (class null)
 PER_CLASS = "per_class"  # one-vs-rest bins per class
 CONFUSION = "confusion"  # true × predicted class cells
-CELLS = "cells"  # fine cells of the binary score by label (binned AUC, ROC, cell metrics)
+CELLS = "cells"  # fine cells of the binary score by label (binned AUC, ROC)
+CELL_CALIBRATION = "cell_calibration"  # calibration metrics of the fine cells (KS, HL, Cox)
 THRESHOLDS = "thresholds"  # binary counts per configured threshold
 EXACT_RANKING = "exact_ranking"  # an extra pass over the input, per distinct score
 REGRESSION = "regression"  # regression sums and interval-coverage buckets
@@ -256,6 +257,11 @@ METRICS: dict[str, MetricSpec] = {
         _spec("roc_auc_binned", CELLS, BINARY),
         _spec("pr_auc_binned", CELLS, BINARY),
         _spec("roc_curve", CELLS, BINARY, table=True),
+        _spec("ks_calibration", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
+        _spec("hosmer_lemeshow", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
+        _spec("hosmer_lemeshow_p", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
+        _spec("calibration_slope", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
+        _spec("calibration_intercept", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
         _spec("threshold_metrics", THRESHOLDS, BINARY, table=True),
         _spec("roc_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
         _spec("pr_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spark_calib.registry.metrics import (
+    CELL_CALIBRATION,
     CELLS,
     CONFUSION,
     EXACT_RANKING,
@@ -49,7 +50,7 @@ def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
         per_class=PER_CLASS in needed,
         true_class=bool(needed & {CONFUSION, CELLS, THRESHOLDS, EXACT_RANKING}),
         predicted_class=CONFUSION in needed,
-        cells=CELLS in needed or "cells" in terms,
+        cells=bool(needed & {CELLS, CELL_CALIBRATION}) or "cells" in terms,
         threshold_bin=THRESHOLDS in needed,
         cost="cost" in terms,
         exact_score="exact_score" in terms,
