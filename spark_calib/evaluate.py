@@ -47,7 +47,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     types = check_input_schema(df, cfg)
     num_classes = _num_classes(df, cfg)
     _check_class_config(cfg, num_classes)
-    needs = row_needs(specs)
+    needs = row_needs(specs, cells=cfg.binning.strategy == "equal_mass")
     rows = canonical_rows(df, cfg, types, num_classes, needs)
     plan = choose_strategy(cfg)
     stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(

@@ -27,6 +27,8 @@ from spark_calib.registry import MetricSpec, resolve_metrics
 
 Task = Literal["binary", "multiclass", "top_label", "regression"]
 BinEdges = Literal["left_closed", "right_closed"]
+# uniform: M equal-width bins; equal_mass: M bins of equal weight per key, merged from the cells.
+BinStrategy = Literal["uniform", "equal_mass"]
 # Which probability a binary log's calibration bins compare with the outcome.
 BinaryView = Literal["positive_class", "top_label"]
 SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
@@ -69,6 +71,7 @@ class Columns(StrictModel):
 class Binning(StrictModel):
     n_bins: Int = Field(default=DEFAULT_N_BINS, ge=1)
     edges: BinEdges = "left_closed"
+    strategy: BinStrategy = "uniform"
 
 
 class Window(StrictModel):
@@ -267,6 +270,11 @@ class Config(StrictModel):
             raise ValueError(f"num_classes applies to task multiclass only, not {self.task}")
         if self.task == "binary" and self.class_names is not None and len(self.class_names) != 2:
             raise ValueError(f"task binary needs 2 class_names, got {list(self.class_names)}")
+        if self.binning.strategy == "equal_mass" and "positive_class" not in self.features():
+            raise ValueError(
+                "binning.strategy equal_mass needs task binary with binary_view positive_class "
+                f"(its bins are merged from the binary score's fine cells), not {self.task}"
+            )
         if self.task != "binary" and "binary_view" in self.model_fields_set:
             raise ValueError(f"binary_view applies to task binary only, not {self.task}")
         if self.task in ("top_label", "regression") and self.class_names is not None:

@@ -19,6 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config, ConfigSource, load_config
+from spark_calib.metrics.bins import calibration_bins
 from spark_calib.metrics.output import (
     ERROR_BOUND,
     FAMILY_COLUMNS,
@@ -96,7 +97,7 @@ def _calibration_metrics(
     stats_df: DataFrame, cfg: Config, top_specs: list[MetricSpec], class_specs: list[MetricSpec]
 ) -> DataFrame:
     """Top-label and per-class bin metrics as one chain: statistics → per key → per slice."""
-    per_key = per_key_sums(stats_df)
+    per_key = per_key_sums(calibration_bins(stats_df, cfg))
     is_top = F.col(stats.CLASS).isNull()
     if not class_specs:
         entries = _entries(top_specs)
@@ -131,26 +132,19 @@ _KEY_TOTALS = {
 }
 
 
-def per_key_sums(stats_df: DataFrame) -> DataFrame:
-    """Valid statistics summed per bin, then over bins per key, with the gap terms the
-    calibration metrics need (a bin may span several statistics rows when confusion or
-    histogram keys are present).
+def per_key_sums(bins: DataFrame) -> DataFrame:
+    """The calibration bins (``calibration_bins``) summed per key, with the gap terms the
+    calibration metrics need.
 
     With C_b = Σ_{i∈b} w·c, O_b = Σ_{i∈b} w·o, W_b = Σ_{i∈b} w and S_b = O_b − C_b over the
     occupied bins: ``_abs_gap`` = Σ|S_b|, ``_max_gap`` = max |S_b|/W_b, ``_sq_gap`` = Σ S_b²/W_b,
     ``_sq_outcome`` = Σ O_b²/W_b; and the key's totals ``_KEY_TOTALS``.
     """
-    measures = (stats.N, stats.SUM_WEIGHT, *_KEY_TOTALS.values())
-    per_bin = (
-        stats_df.where(F.col(stats.REASON).isNull())
-        .groupBy(*stats.KEY_COLUMNS, stats.BIN)
-        .agg(*[F.sum(name).alias(name) for name in measures])
-    )
     weight = F.col(stats.SUM_WEIGHT)
     outcome = F.col(stats.SUM_WEIGHT_OUTCOME)
     gap = outcome - F.col(stats.SUM_WEIGHT_CONFIDENCE)
     occupied = weight > 0.0
-    return per_bin.groupBy(*stats.KEY_COLUMNS).agg(
+    return bins.groupBy(*stats.KEY_COLUMNS).agg(
         F.sum(stats.N).alias("_n"),
         F.sum(weight).alias("_w"),
         F.sum(F.abs(gap)).alias("_abs_gap"),

@@ -1,8 +1,10 @@
 """Statistics → the ``reliability`` table (reliability diagrams), every bin of every key.
 
-For bin b of M: bin_lower = b/M, bin_upper = (b+1)/M, n, weight_sum = W_b,
-mean_confidence = Σw·conf / W_b, accuracy = Σw·correct / W_b (the observed frequency of the
-class for per-class rows) and gap = accuracy − mean_confidence (positive: under-confident).
+For bin b of M (``spark_calib.metrics.bins``): bin_lower and bin_upper (b/M and (b+1)/M for
+uniform bins; the cells' edges for equal-mass bins, null for an empty one), n, weight_sum = W_b,
+mean_confidence = Σw·c / W_b, accuracy = Σw·o / W_b (the observed rate: of y = 1 for a binary
+task's positive-class view, of correct answers for top-label views, of the class for per-class
+rows) and gap = accuracy − mean_confidence (positive: under-confident).
 Empty bins have n = 0, weight_sum = 0 and null means.
 
 Output columns: model_version, slice_name, slice_value, class, bin, bin_lower, bin_upper, n,
@@ -11,10 +13,11 @@ weight_sum, mean_confidence, accuracy, gap.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import ConfigSource, load_config
+from spark_calib.metrics.bins import BIN_LOWER, BIN_UPPER, calibration_bins
 from spark_calib.rows.binning import bin_lower, bin_upper
 from spark_calib.stats import schema as stats
 
@@ -35,17 +38,11 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
     """All ``binning.n_bins`` bins per key, filled from the valid statistics."""
     cfg = load_config(config)
     n_bins = cfg.binning.n_bins
+    uniform = cfg.binning.strategy == "uniform"
     # Regression bins are coverage buckets, not confidence bins: no reliability diagram.
     classification = F.lit(cfg.task != "regression")
-    per_bin = (
-        stats_df.where(classification & F.col(stats.REASON).isNull() & F.col(stats.BIN).isNotNull())
-        .groupBy(*stats.KEY_COLUMNS, stats.BIN)
-        .agg(
-            F.sum(stats.N).alias(stats.N),
-            F.sum(stats.SUM_WEIGHT).alias(stats.SUM_WEIGHT),
-            F.sum(stats.SUM_WEIGHT_CONFIDENCE).alias(stats.SUM_WEIGHT_CONFIDENCE),
-            F.sum(stats.SUM_WEIGHT_OUTCOME).alias(stats.SUM_WEIGHT_OUTCOME),
-        )
+    per_bin = calibration_bins(stats_df.where(classification), cfg).where(
+        F.col(stats.BIN).isNotNull()
     )
     # Filling empty bins per key through a map lookup instead of a join keeps null keys
     # (model_version, class) matching without null-safe join conditions.
@@ -54,7 +51,12 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
             F.struct(
                 F.col(stats.BIN),
                 F.struct(
-                    stats.N, stats.SUM_WEIGHT, stats.SUM_WEIGHT_CONFIDENCE, stats.SUM_WEIGHT_OUTCOME
+                    stats.N,
+                    stats.SUM_WEIGHT,
+                    stats.SUM_WEIGHT_CONFIDENCE,
+                    stats.SUM_WEIGHT_OUTCOME,
+                    BIN_LOWER,
+                    BIN_UPPER,
                 ),
             )
         )
@@ -73,11 +75,17 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
     return exploded.select(
         *stats.KEY_COLUMNS,
         F.col("bin").cast("int").alias("bin"),
-        bin_lower(F.col("bin"), n_bins).alias("bin_lower"),
-        bin_upper(F.col("bin"), n_bins).alias("bin_upper"),
+        _edge(BIN_LOWER, bin_lower(F.col("bin"), n_bins), uniform).alias("bin_lower"),
+        _edge(BIN_UPPER, bin_upper(F.col("bin"), n_bins), uniform).alias("bin_upper"),
         F.coalesce(F.col("_s." + stats.N), F.lit(0)).cast("long").alias("n"),
         weight.alias("weight_sum"),
         mean_confidence.alias("mean_confidence"),
         accuracy.alias("accuracy"),
         (accuracy - mean_confidence).alias("gap"),
     )
+
+
+def _edge(name: str, uniform_edge: Column, uniform: bool) -> Column:
+    """A bin edge: b/M-style for uniform bins, the cells' edge for equal-mass bins (null for
+    an equal-mass bin no cell fell in)."""
+    return uniform_edge if uniform else F.col("_s." + name)

@@ -41,8 +41,9 @@ class RowNeeds:
     exact_probs: bool = False
 
 
-def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
-    """The optional per-row terms and keys the specs' families and ``row_terms`` read."""
+def row_needs(specs: Iterable[MetricSpec], *, cells: bool = False) -> RowNeeds:
+    """The optional per-row terms and keys the specs' families and ``row_terms`` read;
+    ``cells`` asks for the fine cells whatever the metrics (equal-mass bins)."""
     specs = list(specs)
     needed = families(specs)
     terms = frozenset(term for spec in specs for term in spec.row_terms)
@@ -50,7 +51,7 @@ def row_needs(specs: Iterable[MetricSpec]) -> RowNeeds:
         per_class=PER_CLASS in needed,
         true_class=bool(needed & {CONFUSION, CELLS, THRESHOLDS, EXACT_RANKING}),
         predicted_class=CONFUSION in needed,
-        cells=bool(needed & {CELLS, CELL_CALIBRATION}) or "cells" in terms,
+        cells=cells or bool(needed & {CELLS, CELL_CALIBRATION}),
         threshold_bin=THRESHOLDS in needed,
         cost="cost" in terms,
         exact_score="exact_score" in terms,

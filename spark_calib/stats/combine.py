@@ -23,12 +23,12 @@ def combine_stats(*frames: DataFrame) -> DataFrame:
 
 
 def sum_to_bins(*frames: DataFrame) -> DataFrame:
-    """Statistics tables summed over everything but the key, the bin and the reason: the
-    decision and ranking keys (``true_class``, ``predicted_class``, ``cell``,
+    """Statistics tables summed over everything but the key, the bin, the fine cell and the
+    reason: the decision and ranking keys (``true_class``, ``predicted_class``,
     ``threshold_bin``) become null. What the calibration, per-class and regression metrics
-    read, in far fewer rows than a statistics table with a 10,000-bucket score histogram."""
+    read (equal-mass bins are built from the cells), in fewer rows."""
     union = _union(frames, "sum_to_bins")
-    kept = (*stats.KEY_COLUMNS, stats.BIN, stats.REASON)
+    kept = (*stats.KEY_COLUMNS, stats.BIN, stats.CELL, stats.REASON)
     dropped = [F.lit(None).cast(_KEY_TYPES[name]).alias(name) for name in _DROPPED_KEYS]
     summed = union.groupBy(*kept).agg(
         *[F.sum(column).alias(column) for column in (stats.N, *stats.SUM_COLUMNS)]
@@ -36,11 +36,10 @@ def sum_to_bins(*frames: DataFrame) -> DataFrame:
     return summed.select("*", *dropped).select(*stats.STATS_COLUMNS)
 
 
-_DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.CELL, stats.THRESHOLD_BIN)
+_DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.THRESHOLD_BIN)
 _KEY_TYPES = {
     stats.TRUE_CLASS: "string",
     stats.PREDICTED_CLASS: "string",
-    stats.CELL: "int",
     stats.THRESHOLD_BIN: "int",
 }
 
