@@ -35,6 +35,7 @@ from spark_calib.registry import (
     CONFUSION,
     PER_CLASS,
     REGRESSION,
+    SMOOTH,
     MetricSpec,
     resolve_metrics,
 )
@@ -53,12 +54,21 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     from spark_calib.metrics.decision import decision_metrics
     from spark_calib.metrics.ranking import binned_ranking_metrics
     from spark_calib.metrics.regression import regression_metrics
+    from spark_calib.metrics.smooth import smooth_ece_metrics
 
     cfg = load_config(config)
     specs = [spec for spec in resolve_metrics(cfg.task, cfg.metrics, cfg.features())]
     by_family = {
         family: [spec for spec in specs if spec.family == family and not spec.table]
-        for family in (CALIBRATION, PER_CLASS, CONFUSION, CELLS, CELL_CALIBRATION, REGRESSION)
+        for family in (
+            CALIBRATION,
+            PER_CLASS,
+            CONFUSION,
+            CELLS,
+            CELL_CALIBRATION,
+            SMOOTH,
+            REGRESSION,
+        )
     }
     frames = []
     if by_family[CALIBRATION] or by_family[PER_CLASS]:
@@ -71,6 +81,8 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
         frames.append(binned_ranking_metrics(stats_df, cfg, by_family[CELLS]))
     if by_family[CELL_CALIBRATION]:
         frames.append(cell_metrics(stats_df, by_family[CELL_CALIBRATION]))
+    if by_family[SMOOTH]:
+        frames.append(smooth_ece_metrics(stats_df))
     if by_family[REGRESSION]:
         frames.append(regression_metrics(stats_df, cfg, by_family[REGRESSION]))
     if not frames:
