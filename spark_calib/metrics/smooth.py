@@ -6,7 +6,8 @@ by linear interpolation (node j gets (1 − φ)·v, node j + 1 gets φ·v, φ = 
 convolves both with a Gaussian kernel reflected at 0 and 1, and returns
 smECE_σ = Σ_t |(K_σ*R)(t)| / Σ_t ((K_σ*M)(t) + 10⁻⁴) over max(200, round(10/σ)) points t in
 [0, 1]; σ* is found by ten bisection steps of σ < smECE_σ on [0, 1]. The deposits are sums,
-and because every fine cell lies inside one interval [x_j, x_{j+1}) they come exactly from the cell sums:
+and because every fine cell lies inside one interval [x_j, x_{j+1}) they come exactly from
+the cell sums:
 Σw·φ = 1000(Σw·f − x_jΣw) and Σw·φ·(f − y) = 1000(Σw·f² − Σw·f·y − x_j(Σw·f − Σw·y)).
 
 With weights, the node sums are rescaled to a mean weight of 1 (relplot's 10⁻⁴ is in row units).
