@@ -190,5 +190,6 @@ def test_cells_stay_fewer_than_the_rows_and_the_grid_bound(spark: SparkSession) 
         .set_index("slice_value")
     )
     assert (per_key["count(cell)"] <= per_key["sum(n)"]).all()
-    assert per_key["count(cell)"].max() <= 2 * 1513  # two labels per cell at most
+    # Two labels per cell at most, plus the cells a calibration-bin edge splits.
+    assert per_key["count(cell)"].max() <= 2 * 1513 + 14
     assert per_key.loc["tiny", "count(cell)"] <= 10
