@@ -7,9 +7,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -64,6 +66,24 @@ def log_path(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> P
     path = tmp_path_factory.mktemp("crash") / "log"
     demo.write_log(demo.binary_log(spark, ROWS, demo.DEFAULT_SEED, END_DATE), str(path))
     return path
+
+
+@dataclass(frozen=True)
+class FirstRuns:
+    """Path output after one complete CLI run per date, and each run's run_id."""
+
+    out: Path
+    run_ids: dict[dt.date, str]
+
+
+@pytest.fixture(scope="module")
+def first_runs(log_path: Path, tmp_path_factory: pytest.TempPathFactory) -> FirstRuns:
+    """The state each crash test starts from, run once: the tests kill their reruns in copies
+    of it (the config hash leaves out the output path, so a copy is the same history)."""
+    root = tmp_path_factory.mktemp("first_runs")
+    out = root / "out"
+    config = write_config(root, log_path, out)
+    return FirstRuns(out, {date: run_job(config, date, root) for date in DATES})
 
 
 def write_config(directory: Path, log: Path, output: Path) -> Path:
@@ -150,11 +170,12 @@ def pyarrow_rows(table_dir: Path) -> int:
 
 @pytest.mark.parametrize("victim", [STATS_TABLE, METRICS_TABLE])
 def test_a_job_killed_while_writing_leaves_whole_partitions_and_a_rerun_repairs(
-    spark: SparkSession, log_path: Path, tmp_path: Path, victim: str
+    spark: SparkSession, log_path: Path, first_runs: FirstRuns, tmp_path: Path, victim: str
 ) -> None:
     out = tmp_path / "out"
+    shutil.copytree(first_runs.out, out)
     config = write_config(tmp_path, log_path, out)
-    first_runs = {date: run_job(config, date, tmp_path) for date in DATES}
+    first_run_ids = first_runs.run_ids
     before = snapshot(spark, out)
 
     landed = any(kill_during_write(config, out / victim, tmp_path) for _ in range(KILL_ATTEMPTS))
@@ -166,18 +187,18 @@ def test_a_job_killed_while_writing_leaves_whole_partitions_and_a_rerun_repairs(
         # the killed rerun had already swapped in, the rerun's (the same values).
         assert_same_rows(after_crash[table], before[table], what=f"{table} after the kill")
         ids = run_ids_by_date(after_crash[table])
-        assert ids[str(DATES[0])] == {first_runs[DATES[0]]}, table
+        assert ids[str(DATES[0])] == {first_run_ids[DATES[0]]}, table
         assert len(ids[str(END_DATE)]) == 1, f"{table}: rows of two runs for one date"
         assert pyarrow_rows(out / table) == len(before[table]), table
     # The table being written when the job died still holds the first run's rows.
-    assert run_ids_by_date(after_crash[victim])[str(END_DATE)] == {first_runs[END_DATE]}
+    assert run_ids_by_date(after_crash[victim])[str(END_DATE)] == {first_run_ids[END_DATE]}
 
     rerun = run_job(config, END_DATE, tmp_path)
     repaired = snapshot(spark, out)
     for table in TABLES:
         assert_same_rows(repaired[table], before[table], what=f"{table} after the rerun")
         assert run_ids_by_date(repaired[table]) == {
-            str(DATES[0]): {first_runs[DATES[0]]},
+            str(DATES[0]): {first_run_ids[DATES[0]]},
             str(END_DATE): {rerun},
         }, table
         assert pyarrow_rows(out / table) == len(before[table]), table
