@@ -112,7 +112,29 @@ def run_case(
         pandas = _PandasRunner(path, first["slices"])
         variants.append(Variant(PANDAS, _none(pandas.run)))
     timings = time_variants(name, variants, ctx.repeats, ctx.progress, ctx.warmup)
+    case = _case_record(task, rows, path, configs, columns, timings, runners, relative)
+    if mllib is not None:
+        case["variants"][MLLIB].update(mllib.details())
+    if pandas is not None and pandas.last is not None:
+        case["checks"].update(_pandas_check(pandas.last, first_runner, case["notes"]))
+    for runner in runners.values():
+        runner.cleanup()
+    return case
 
+
+def _case_record(
+    task: str,
+    rows: int,
+    path: Path,
+    configs: dict[str, Config],
+    columns: list[str],
+    timings: dict[str, VariantTiming],
+    runners: dict[str, SparkCalibRunner],
+    relative: Sequence[tuple[str, str]],
+) -> dict[str, Any]:
+    """The case's JSON-ready dict: its log, configs and scanned columns, each variant's
+    timing (with seconds per million rows and, for spark_calib, the strategy) and the ratios;
+    ``checks`` and ``notes`` start empty."""
     case: dict[str, Any] = {
         "task": task,
         "rows": rows,
@@ -130,12 +152,6 @@ def run_case(
         if variant in runners:
             entry["strategy"] = runners[variant].strategy
         case["variants"][variant] = entry
-    if mllib is not None:
-        case["variants"][MLLIB].update(mllib.details())
-    if pandas is not None and pandas.last is not None:
-        case["checks"].update(_pandas_check(pandas.last, first_runner, case["notes"]))
-    for runner in runners.values():
-        runner.cleanup()
     return case
 
 

@@ -178,11 +178,7 @@ def run_benchmark(
     child process with that driver memory. ``skip``: any of ``SKIPPABLE``. ``warmup`` False
     skips the warm-up runs: for smoke tests only, the timings are then cold.
     """
-    unknown = set(skip) - set(SKIPPABLE)
-    if unknown:
-        raise ValueError(f"cannot skip {sorted(unknown)}; choose from {list(SKIPPABLE)}")
-    if repeats < 1 or rows < 1:
-        raise ValueError("rows and repeats must be at least 1")
+    _check_arguments(rows, repeats, skip)
     progress = progress or Progress()
     started = dt.datetime.now(dt.timezone.utc)
     results: dict[str, Any] = {
@@ -190,54 +186,132 @@ def run_benchmark(
         "started_at": started.isoformat(timespec="seconds"),
         "command": command or f"run_benchmark(rows={rows}, task={task!r}, repeats={repeats})",
         "machine": describe(spark),
-        "settings": {
-            "rows": rows,
-            "task": task,
-            "repeats": repeats,
-            "warmup": warmup,
-            "seed": seed,
-            "scaling": list(scaling),
-            "skip": sorted(skip),
-            "driver_memory": driver_memory
-            or spark.sparkContext.getConf().get("spark.driver.memory", "default"),
-            "spark": spark_settings(spark),
-        },
+        "settings": _settings(
+            spark, rows, task, repeats, warmup, seed, scaling, skip, driver_memory
+        ),
     }
-    binary = task == C.BINARY
     with tempfile.TemporaryDirectory(prefix="bench-") as work:
         ctx = Context(spark, cache, seed, Path(work), progress, repeats, warmup)
-        baselines = Baselines(
-            mllib=binary and MLLIB not in skip,
-            pandas=binary and PANDAS not in skip and rows <= pandas_max_rows,
-        )
-        cases = _spark_cases(ctx, task, rows, baselines)
-        if "classwise" not in skip:
-            cases.update(_classwise_cases(ctx, task, rows, multiclass_min_rows))
+        cases = _all_cases(ctx, task, rows, skip, multiclass_min_rows, pandas_max_rows)
         results["cases"] = cases
-        results["scaling"] = None
-        if scaling and "scaling" not in skip and binary:
-            cfg = C.config(task, C.TYPICAL_SLICES)
-            points = [
-                scaling_point(ctx, size, cfg, cases[TYPICAL] if size == rows else None)
-                for size in sorted(set(scaling))
-            ]
-            results["scaling"] = {"config": TYPICAL, "points": with_linearity(points)}
-        results["low_memory"] = None
-        if low_memory and "low_memory" not in skip:
-            largest = max([rows, *scaling]) if binary else rows
-            log = ctx.log(task, largest)
-            progress(f"low-memory check: typical on {largest:,} rows with {low_memory} driver")
-            results["low_memory"] = check_low_memory(log, low_memory, largest)
+        results["scaling"] = _scaling(ctx, task, rows, scaling, skip, cases)
+        results["low_memory"] = _low_memory(ctx, task, rows, scaling, skip, low_memory)
     results["memory"] = memory(spark)
     results["notes"] = _notes(task, rows, skip, pandas_max_rows, ctx.generated)
+    _finish(results, progress)
+    _write(results, out, docs, progress)
+    return results
+
+
+def _all_cases(
+    ctx: Context,
+    task: str,
+    rows: int,
+    skip: Collection[str],
+    multiclass_min_rows: int,
+    pandas_max_rows: int,
+) -> dict[str, dict[str, Any]]:
+    """The spark_calib cases (with the baselines not skipped, binary only) and the classwise
+    cases unless skipped."""
+    binary = task == C.BINARY
+    baselines = Baselines(
+        mllib=binary and MLLIB not in skip,
+        pandas=binary and PANDAS not in skip and rows <= pandas_max_rows,
+    )
+    cases = _spark_cases(ctx, task, rows, baselines)
+    if "classwise" not in skip:
+        cases.update(_classwise_cases(ctx, task, rows, multiclass_min_rows))
+    return cases
+
+
+def _finish(results: dict[str, Any], progress: Progress) -> None:
+    """Add the finish time, the elapsed seconds and the targets' verdicts to ``results``."""
     results["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     results["elapsed_s"] = round(progress.elapsed(), 1)
     results["targets"] = evaluate_targets(results)
+
+
+def _check_arguments(rows: int, repeats: int, skip: Collection[str]) -> None:
+    """ValueError for an unknown name in ``skip``, or ``rows`` or ``repeats`` below 1."""
+    unknown = set(skip) - set(SKIPPABLE)
+    if unknown:
+        raise ValueError(f"cannot skip {sorted(unknown)}; choose from {list(SKIPPABLE)}")
+    if repeats < 1 or rows < 1:
+        raise ValueError("rows and repeats must be at least 1")
+
+
+def _settings(
+    spark: SparkSession,
+    rows: int,
+    task: str,
+    repeats: int,
+    warmup: bool,
+    seed: int,
+    scaling: Sequence[int],
+    skip: Collection[str],
+    driver_memory: str | None,
+) -> dict[str, Any]:
+    """The results' ``settings``: the arguments of the run and the session's Spark settings."""
+    return {
+        "rows": rows,
+        "task": task,
+        "repeats": repeats,
+        "warmup": warmup,
+        "seed": seed,
+        "scaling": list(scaling),
+        "skip": sorted(skip),
+        "driver_memory": driver_memory
+        or spark.sparkContext.getConf().get("spark.driver.memory", "default"),
+        "spark": spark_settings(spark),
+    }
+
+
+def _scaling(
+    ctx: Context,
+    task: str,
+    rows: int,
+    scaling: Sequence[int],
+    skip: Collection[str],
+    cases: dict[str, dict[str, Any]],
+) -> dict[str, Any] | None:
+    """The scaling table of the typical config at each size (binary only; the main size
+    reuses the typical case), or None when not asked for."""
+    if not (scaling and "scaling" not in skip and task == C.BINARY):
+        return None
+    cfg = C.config(task, C.TYPICAL_SLICES)
+    points = [
+        scaling_point(ctx, size, cfg, cases[TYPICAL] if size == rows else None)
+        for size in sorted(set(scaling))
+    ]
+    return {"config": TYPICAL, "points": with_linearity(points)}
+
+
+def _low_memory(
+    ctx: Context,
+    task: str,
+    rows: int,
+    scaling: Sequence[int],
+    skip: Collection[str],
+    low_memory: str | None,
+) -> dict[str, Any] | None:
+    """The typical config on the largest size in a child process with ``low_memory`` driver
+    memory, or None when not asked for."""
+    if not (low_memory and "low_memory" not in skip):
+        return None
+    largest = max([rows, *scaling]) if task == C.BINARY else rows
+    log = ctx.log(task, largest)
+    ctx.progress(f"low-memory check: typical on {largest:,} rows with {low_memory} driver")
+    return check_low_memory(log, low_memory, largest)
+
+
+def _write(
+    results: dict[str, Any], out: Path | None, docs: Path | None, progress: Progress
+) -> None:
+    """Write the JSON into ``out`` and the page to ``docs`` (each when not None)."""
     json_path = write_json(results, out) if out is not None else None
     if docs is not None:
         write_docs(results, docs, json_path)
     progress(f"done: {json_path or 'no JSON'}, {docs or 'no docs'}")
-    return results
 
 
 def _sizes(text: str) -> list[int]:

@@ -1,25 +1,38 @@
-"""The scheduled job: read the run date's input, evaluate it once, write the output tables."""
+"""The scheduled job: read the run date's input, evaluate it once, write the output tables.
+
+``run_evaluate`` is the job on an existing session; ``evaluate_command`` is
+``spark-calib evaluate``, one run or a backfill of several run dates, and its console text.
+"""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib import EvaluationResult, evaluate
 from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
-from spark_calib.windows import TimeWindow, rolling
+from spark_calib.windows import TimeWindow
+from spark_calib_cli.commands.cli import paths_text, progress_printer, start_session, validated
+from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.commands.monitoring import MonitorOutcome, run_monitoring, write_window_row
-from spark_calib_cli.commands.window_stats import require_daily_runs, run_length_days
-from spark_calib_cli.console.regression_summary import collect_regression_summary
-from spark_calib_cli.console.summary import SummaryRow, collect_summary
+from spark_calib_cli.commands.report import run_report
+from spark_calib_cli.commands.run_date import parse_run_date
+from spark_calib_cli.console.monitoring_text import alerts_text
+from spark_calib_cli.console.regression_summary import (
+    collect_regression_summary,
+    format_regression_summary,
+)
+from spark_calib_cli.console.summary import SummaryRow, collect_summary, format_summary
 from spark_calib_cli.console.worst_slices import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.io.identifiers import checked_identifier, checked_table_name
+from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.input import describe_input, read_input
 from spark_calib_cli.io.partitions import (
     clear_partition,
@@ -38,8 +51,6 @@ from spark_calib_cli.io.tables import (
     run_tables,
 )
 
-REGRESSION_TASK = "regression"
-
 
 @dataclass(frozen=True)
 class EvaluateOutcome:
@@ -57,22 +68,6 @@ class EvaluateOutcome:
     monitoring: MonitorOutcome
     window: TimeWindow
     task: str = "binary"
-
-
-def check_job_config(config: Config) -> tuple[InputConfig, OutputConfig]:
-    """The config's ``input`` and ``output`` sections, or ``ConfigError`` when the job cannot
-    run with them. Needs no Spark, so the CLI calls it before starting a session."""
-    if config.input is None:
-        raise ConfigError("missing required config key 'input' (the job reads a table or path)")
-    if config.output is None:
-        raise ConfigError("missing required config key 'output' (a database or a path)")
-    if config.input.table is not None:
-        checked_table_name(config.input.table, "input.table")
-    if config.output.database is not None:
-        checked_identifier(config.output.database, "output.database")
-    if config.drift.baseline_dates is not None:
-        require_daily_runs(config, "drift.baseline_dates")
-    return config.input, config.output
 
 
 def run_evaluate(
@@ -94,56 +89,18 @@ def run_evaluate(
     nothing is written) or ``OutputError``.
     """
     report = progress or _quiet
-    source, output = check_job_config(config)
+    source, _ = check_job_config(config)
     run_id = run_id or uuid.uuid4().hex
     digest = config_hash(config)
-    report(f"reading {describe_input(source, run_date)}")
-    frame = read_input(spark, source, run_date)
-    report("evaluating (one scan of the input)")
-    result = evaluate(frame, config)
+    result = _evaluated_input(spark, config, source, run_date, report)
     try:
-        if result.n_rows == 0:
-            raise MissingInputError(
-                f"input {describe_input(source, run_date)} has no rows for run_date {run_date}"
-            )
+        _require_rows(result, source, run_date)
         window = run_window(config, run_date)
-        outputs = run_tables(result, config, run_id, digest, window)
-        produced = {table for table, _ in outputs}
-        for table in OPTIONAL_TABLES:
-            if table not in produced and clear_partition(spark, output, table, run_date):
-                report(f"emptied {table_location(output, table)} (run_date={run_date})")
-        tables: dict[str, str] = {}
-        for table, rows in outputs:
-            report(f"writing {table_location(output, table)} (run_date={run_date})")
-            tables[table] = write_partition(
-                spark,
-                rows,
-                output,
-                table,
-                run_date,
-                empty=_is_empty(table, rows, result),
-                granularity=window.granularity if table in WINDOWED_TABLES else None,
-            )
-        tables[WINDOWS_TABLE] = write_window_row(
-            spark, config, window, [run_date], [], result.n_rows, run_id, digest
-        )
-        # Read back what was written: cheaper than recomputing the metrics from the statistics
-        # (and the exact AUCs from the input), and the summary then shows what the tables hold.
-        granularity = window.granularity
-        metrics = read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity)
-        monitoring = run_monitoring(
-            spark, config, window, result.stats, metrics, run_id, digest, report
+        tables = _write_run_tables(spark, config, result, window, run_id, digest, report)
+        monitoring, summary = _monitor_and_summarize(
+            spark, config, result, window, run_id, digest, report, top_slices, min_slice_rows
         )
         tables.update(monitoring.tables)
-        if config.task == REGRESSION_TASK:
-            summary = collect_regression_summary(metrics, top=top_slices, min_rows=min_slice_rows)
-        else:
-            summary = collect_summary(
-                metrics,
-                read_partition(spark, output, RELIABILITY_TABLE, run_date, granularity=granularity),
-                top=top_slices,
-                min_rows=min_slice_rows,
-            )
     finally:
         result.unpersist()
     return EvaluateOutcome(
@@ -161,10 +118,121 @@ def run_evaluate(
     )
 
 
-def run_window(config: Config, run_date: dt.date) -> TimeWindow:
-    """The dates a daily run covers: ``day``, or ``rolling_Nd`` with a lookback of N days."""
-    days = run_length_days(config)
-    return TimeWindow(rolling(days), run_date - dt.timedelta(days=days - 1), run_date)
+def _evaluated_input(
+    spark: SparkSession,
+    config: Config,
+    source: InputConfig,
+    run_date: dt.date,
+    report: Callable[[str], None],
+) -> EvaluationResult:
+    """Read the run date's input and evaluate it in one scan."""
+    report(f"reading {describe_input(source, run_date)}")
+    frame = read_input(spark, source, run_date)
+    report("evaluating (one scan of the input)")
+    return evaluate(frame, config)
+
+
+def _require_rows(result: EvaluationResult, source: InputConfig, run_date: dt.date) -> None:
+    """``MissingInputError`` when the run date's input has no rows."""
+    if result.n_rows == 0:
+        raise MissingInputError(
+            f"input {describe_input(source, run_date)} has no rows for run_date {run_date}"
+        )
+
+
+def _write_run_tables(
+    spark: SparkSession,
+    config: Config,
+    result: EvaluationResult,
+    window: TimeWindow,
+    run_id: str,
+    digest: str,
+    report: Callable[[str], None],
+) -> dict[str, str]:
+    """Empty the optional tables this run does not produce, replace the run date's partition
+    of every table it does, and write its windows row; return table → location."""
+    assert config.output is not None
+    output, run_date = config.output, window.end
+    outputs = run_tables(result, config, run_id, digest, window)
+    _clear_unproduced(spark, output, {table for table, _ in outputs}, run_date, report)
+    tables: dict[str, str] = {}
+    for table, rows in outputs:
+        report(f"writing {table_location(output, table)} (run_date={run_date})")
+        tables[table] = write_partition(
+            spark,
+            rows,
+            output,
+            table,
+            run_date,
+            empty=_is_empty(table, rows, result),
+            granularity=window.granularity if table in WINDOWED_TABLES else None,
+        )
+    tables[WINDOWS_TABLE] = write_window_row(
+        spark, config, window, [run_date], [], result.n_rows, run_id, digest
+    )
+    return tables
+
+
+def _clear_unproduced(
+    spark: SparkSession,
+    output: OutputConfig,
+    produced: set[str],
+    run_date: dt.date,
+    report: Callable[[str], None],
+) -> None:
+    """Empty the run date's partition of every optional table not in ``produced`` that
+    exists at the output."""
+    for table in OPTIONAL_TABLES:
+        if table not in produced and clear_partition(spark, output, table, run_date):
+            report(f"emptied {table_location(output, table)} (run_date={run_date})")
+
+
+def _monitor_and_summarize(
+    spark: SparkSession,
+    config: Config,
+    result: EvaluationResult,
+    window: TimeWindow,
+    run_id: str,
+    digest: str,
+    report: Callable[[str], None],
+    top_slices: int,
+    min_slice_rows: int,
+) -> tuple[MonitorOutcome, Sequence[SummaryRow]]:
+    """Write the drift and alerts of the run's window and collect the console summary rows,
+    both from the metrics partition just written."""
+    assert config.output is not None
+    # Read back what was written: cheaper than recomputing the metrics from the statistics
+    # (and the exact AUCs from the input), and the summary then shows what the tables hold.
+    metrics = read_partition(
+        spark, config.output, METRICS_TABLE, window.end, granularity=window.granularity
+    )
+    monitoring = run_monitoring(
+        spark, config, window, result.stats, metrics, run_id, digest, report
+    )
+    return monitoring, _summary(spark, config, metrics, window, top_slices, min_slice_rows)
+
+
+def _summary(
+    spark: SparkSession,
+    config: Config,
+    metrics: DataFrame,
+    window: TimeWindow,
+    top_slices: int,
+    min_slice_rows: int,
+) -> Sequence[SummaryRow]:
+    """The console summary rows: from the metrics alone for regression, else with the
+    run date's reliability bins."""
+    if config.task == REGRESSION_TASK:
+        return collect_regression_summary(metrics, top=top_slices, min_rows=min_slice_rows)
+    assert config.output is not None
+    return collect_summary(
+        metrics,
+        read_partition(
+            spark, config.output, RELIABILITY_TABLE, window.end, granularity=window.granularity
+        ),
+        top=top_slices,
+        min_rows=min_slice_rows,
+    )
 
 
 def _is_empty(table: str, rows: DataFrame, result: EvaluationResult) -> bool:
@@ -181,3 +249,78 @@ def _is_empty(table: str, rows: DataFrame, result: EvaluationResult) -> bool:
 
 def _quiet(_: str) -> None:
     return None
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    """``spark-calib evaluate``: one run of the scheduled job, or one per date from
+    ``--from`` to ``--run-date`` (a backfill) in one Spark session. Returns
+    ``ExitCode.ALERT`` when a ``fail: true`` rule fired on any date, else ``ExitCode.OK``."""
+    config, run_date = validated(args)
+    check_job_config(config)
+    dates = _run_dates(args.from_date, run_date)
+    progress = progress_printer()
+    spark = start_session(args, progress)
+    paths: list[Path] = []
+    try:
+        outcome, failed = _evaluate_dates(spark, config, dates, run_date, progress)
+        if args.report is not None:
+            # Same session: the diagrams cost no second Spark start-up.
+            progress(f"drawing the diagrams into {args.report}")
+            paths = run_report(spark, config, run_date, Path(args.report))
+    finally:
+        spark.stop()
+    progress("done")
+    print(_outcome_text(outcome))
+    print(alerts_text(outcome.monitoring, len(config.alerts)))
+    if args.report is not None:
+        print(paths_text(paths, args.report))
+    return int(ExitCode.ALERT if failed else ExitCode.OK)
+
+
+def _run_dates(first_text: str | None, last: dt.date) -> list[dt.date]:
+    """The dates from ``--from`` to ``--run-date``, or the run date alone."""
+    first = last if first_text is None else parse_run_date(first_text)
+    if first > last:
+        raise ConfigError(f"--from {first} is after --run-date {last}")
+    return [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+def _evaluate_dates(
+    spark: SparkSession,
+    config: Config,
+    dates: Sequence[dt.date],
+    run_date: dt.date,
+    progress: Callable[[str], None],
+) -> tuple[EvaluateOutcome, bool]:
+    """Run the job for each date in order, printing the rows and alerts of every date but
+    ``run_date``; return the last outcome and whether a failing rule fired on any date."""
+    failed = False
+    for day in dates:
+        outcome = run_evaluate(spark, config, day, progress=progress)
+        failed = failed or outcome.monitoring.failed
+        if day != run_date:
+            print(f"run_date {day}: {outcome.n_rows:,} input rows")
+            print(alerts_text(outcome.monitoring, len(config.alerts)), flush=True)
+    return outcome, failed
+
+
+def _outcome_text(outcome: EvaluateOutcome) -> str:
+    """The run's identity, its rows, the summary table and the tables written."""
+    invalid = sum(outcome.invalid_counts.values())
+    reasons = ", ".join(f"{reason}={n:,}" for reason, n in sorted(outcome.invalid_counts.items()))
+    lines = [
+        "",
+        f"run_date {outcome.run_date}  run_id {outcome.run_id}  config_hash {outcome.config_hash}",
+        f"{outcome.n_rows:,} input rows, {invalid:,} invalid"
+        + (f" ({reasons})" if reasons else ""),
+        "",
+        (
+            format_regression_summary(outcome.summary)
+            if outcome.task == REGRESSION_TASK
+            else format_summary(outcome.summary)
+        ),
+        "",
+        f"tables (partition run_date={outcome.run_date}):",
+        *[f"  {location}" for location in outcome.tables.values()],
+    ]
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -24,10 +24,10 @@ from pyspark.sql.types import (
 )
 
 from spark_calib import sum_to_bins
-from spark_calib.config import Config
+from spark_calib.config import Config, OutputConfig
 from spark_calib.monitoring import FAIL, MESSAGE, RULE, drift_table, fired_alerts, window_values
 from spark_calib.windows import TimeWindow, previous_window
-from spark_calib_cli.commands.window_stats import read_window_stats
+from spark_calib_cli.commands.window_stats import WindowStats, read_window_stats
 from spark_calib_cli.io.partitions import read_partition, table_location, write_partition
 from spark_calib_cli.io.tables import (
     ALERTS_TABLE,
@@ -59,6 +59,8 @@ WINDOWS_SCHEMA = StructType(
 
 @dataclass(frozen=True)
 class FiredAlert:
+    """One fired alert as printed: its rule, whether the rule fails the run, its message."""
+
     rule: str
     fail: bool
     message: str
@@ -120,10 +122,38 @@ def run_monitoring(
     the alerts. ``current_stats`` are the window's statistics and ``metrics`` its metrics
     table (without run columns)."""
     assert config.output is not None
-    output = config.output
     previous = previous_window(window)
     progress(f"drift: against the previous window {previous.label()} and the baseline")
     earlier = read_window_stats(spark, config, previous, config_digest, sum_to_bins)
+    drift = _drift(spark, config, current_stats, earlier, config_digest).persist()
+    try:
+        tables = _write_drift_and_alerts(
+            spark, config, window, drift, metrics, run_id, config_digest, progress
+        )
+    finally:
+        drift.unpersist()
+    rows, count = _printed_alerts(spark, config.output, window)
+    # Failing alerts sort first, so the first row tells whether any failing rule fired.
+    failed = bool(rows) and bool(rows[0][FAIL])
+    return MonitorOutcome(
+        alerts=tuple(FiredAlert(row[RULE], bool(row[FAIL]), row[MESSAGE]) for row in rows),
+        n_alerts=count,
+        failed=failed,
+        previous=_presence(previous, earlier.present, earlier.missing),
+        baseline=config.drift.baseline_label(),
+        tables=tables,
+    )
+
+
+def _drift(
+    spark: SparkSession,
+    config: Config,
+    current_stats: DataFrame,
+    earlier: WindowStats,
+    config_digest: str,
+) -> DataFrame:
+    """The drift table of the window against the previous window's statistics ``earlier``
+    and the baseline dates' (when configured and present)."""
     current = window_values(current_stats, config)
     baseline_values = None
     if config.drift.baseline_dates is not None:
@@ -133,21 +163,42 @@ def run_monitoring(
         if baseline.stats is not None:
             baseline_values = window_values(baseline.stats, config)
     previous_values = None if earlier.stats is None else window_values(earlier.stats, config)
-    drift = drift_table(current, previous_values, baseline_values, config).persist()
+    return drift_table(current, previous_values, baseline_values, config)
+
+
+def _write_drift_and_alerts(
+    spark: SparkSession,
+    config: Config,
+    window: TimeWindow,
+    drift: DataFrame,
+    metrics: DataFrame,
+    run_id: str,
+    config_digest: str,
+    progress: Callable[[str], None],
+) -> dict[str, str]:
+    """Write the window's drift partition and the alerts that fire on its metrics and drift;
+    return table → location."""
+    assert config.output is not None
     tables: dict[str, str] = {}
-    try:
-        for table, frame in (
-            (DRIFT_TABLE, drift),
-            (ALERTS_TABLE, fired_alerts(metrics, drift, config)),
-        ):
-            progress(
-                f"writing {table_location(output, table)} ({window.granularity} {window.label()})"
-            )
-            tables[table] = write_window_table(
-                spark, config, table, frame, window, run_id, config_digest
-            )
-    finally:
-        drift.unpersist()
+    for table, frame in (
+        (DRIFT_TABLE, drift),
+        (ALERTS_TABLE, fired_alerts(metrics, drift, config)),
+    ):
+        progress(
+            f"writing {table_location(config.output, table)} "
+            f"({window.granularity} {window.label()})"
+        )
+        tables[table] = write_window_table(
+            spark, config, table, frame, window, run_id, config_digest
+        )
+    return tables
+
+
+def _printed_alerts(
+    spark: SparkSession, output: OutputConfig, window: TimeWindow
+) -> tuple[list[Row], int]:
+    """The first ``MAX_PRINTED_ALERTS`` alerts written for the window, failing ones first,
+    and how many there are in all (counted only when the list is full)."""
     written = read_partition(
         spark, output, ALERTS_TABLE, window.end, granularity=window.granularity
     )
@@ -160,16 +211,7 @@ def run_monitoring(
         .collect()
     )
     count = written.count() if len(rows) == MAX_PRINTED_ALERTS else len(rows)
-    # Failing alerts sort first, so the first row tells whether any failing rule fired.
-    failed = bool(rows) and bool(rows[0][FAIL])
-    return MonitorOutcome(
-        alerts=tuple(FiredAlert(row[RULE], bool(row[FAIL]), row[MESSAGE]) for row in rows),
-        n_alerts=count,
-        failed=failed,
-        previous=_presence(previous, earlier.present, earlier.missing),
-        baseline=config.drift.baseline_label(),
-        tables=tables,
-    )
+    return rows, count
 
 
 def _presence(

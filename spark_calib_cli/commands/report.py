@@ -1,22 +1,24 @@
 """Read a run date's tables and draw its diagrams: reliability diagrams (and ROC curves when
 the run has a ``calibration_roc`` table) for classification, interval calibration diagrams for
-regression."""
+regression. ``report_command`` is ``spark-calib report``."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from pathlib import Path
 from typing import cast
 
 import pandas as pd
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import RELIABILITY_COLUMNS
 from spark_calib.config import Config, OutputConfig
 from spark_calib.stats import schema as stats_schema
 from spark_calib.windows import window_of
-from spark_calib_cli.commands.evaluate import REGRESSION_TASK, check_job_config, run_window
+from spark_calib_cli.commands.cli import paths_text, progress_printer, start_session, validated
+from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.console.worst_slices import (
     DEFAULT_MIN_SLICE_ROWS,
     KEY_COLUMNS,
@@ -25,6 +27,7 @@ from spark_calib_cli.console.worst_slices import (
     worst_slices,
 )
 from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.partitions import read_partition, table_location
 from spark_calib_cli.io.tables import METRICS_TABLE, RELIABILITY_TABLE
 from spark_calib_cli.report import write_reliability_diagrams
@@ -39,6 +42,30 @@ BIN_COLUMNS = RELIABILITY_COLUMNS[len(stats_schema.KEY_COLUMNS) :]
 def default_report_dir(run_date: dt.date) -> Path:
     """``calibration_reports/run_date=YYYY-MM-DD`` under the working directory."""
     return Path("calibration_reports") / f"run_date={run_date.isoformat()}"
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """``spark-calib report``: the diagrams of one run date, as PNG files."""
+    config, run_date = validated(args)
+    check_job_config(config)
+    out_dir = Path(args.out) if args.out else default_report_dir(run_date)
+    progress = progress_printer()
+    spark = start_session(args, progress)
+    try:
+        progress(f"reading the tables of run_date {run_date}")
+        paths = run_report(
+            spark,
+            config,
+            run_date,
+            out_dir,
+            top_slices=args.slices,
+            granularity=args.granularity,
+            trend_windows=args.trend,
+        )
+    finally:
+        spark.stop()
+    print(paths_text(paths, out_dir))
+    return int(ExitCode.OK)
 
 
 def run_report(
@@ -100,23 +127,61 @@ def _window_diagrams(
     missing.
     """
     _, output = check_job_config(config)
-    daily = run_window(config, run_date).granularity
+    daily = granularity == run_window(config, run_date).granularity
     metrics = read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity)
     if config.task == REGRESSION_TASK:
-        if granularity != daily:
-            # The interval calibration table is written by daily runs only.
-            return []
-        if metrics.isEmpty():
-            raise _no_rows(output, run_date)
-        return run_regression_report(
-            spark,
-            output,
-            metrics,
-            run_date,
-            out_dir,
-            top_slices=top_slices,
-            min_slice_rows=min_slice_rows,
+        return _regression_diagrams(
+            spark, output, metrics, run_date, out_dir, top_slices, min_slice_rows, daily=daily
         )
+    written = _reliability_diagrams(
+        spark, output, metrics, run_date, out_dir, top_slices, min_slice_rows, granularity
+    )
+    if not daily:
+        return written
+    return written + run_roc_report(spark, output, metrics, run_date, out_dir)
+
+
+def _regression_diagrams(
+    spark: SparkSession,
+    output: OutputConfig,
+    metrics: DataFrame,
+    run_date: dt.date,
+    out_dir: Path,
+    top_slices: int,
+    min_slice_rows: int,
+    *,
+    daily: bool,
+) -> list[Path]:
+    """Draw the interval calibration diagrams of a daily run (none for a longer window);
+    return their paths. Raises ``MissingInputError`` when the run date has no metric rows."""
+    if not daily:
+        # The interval calibration table is written by daily runs only.
+        return []
+    if metrics.isEmpty():
+        raise _no_rows(output, run_date)
+    return run_regression_report(
+        spark,
+        output,
+        metrics,
+        run_date,
+        out_dir,
+        top_slices=top_slices,
+        min_slice_rows=min_slice_rows,
+    )
+
+
+def _reliability_diagrams(
+    spark: SparkSession,
+    output: OutputConfig,
+    metrics: DataFrame,
+    run_date: dt.date,
+    out_dir: Path,
+    top_slices: int,
+    min_slice_rows: int,
+    granularity: str,
+) -> list[Path]:
+    """Draw the overall and worst slices' reliability diagrams of the window; return their
+    paths. Raises ``MissingInputError`` when the window has no metric rows."""
     reliability = read_partition(
         spark, output, RELIABILITY_TABLE, run_date, granularity=granularity
     ).where(F.col("class").isNull())
@@ -126,18 +191,20 @@ def _window_diagrams(
     panels = cast(pd.DataFrame, chosen.select(*KEY_COLUMNS, RANK, "n", "ece", "mce").toPandas())
     if panels.empty:
         raise _no_rows(output, run_date)
+    bins = _chosen_bins(reliability, chosen)
+    return write_reliability_diagrams(bins, panels, out_dir, run_date=run_date.isoformat())
+
+
+def _chosen_bins(reliability: DataFrame, chosen: DataFrame) -> pd.DataFrame:
+    """The reliability bins of the ``chosen`` slices only, as pandas."""
     # Null-safe keys: model_version is null when the config names no version column.
     on = [reliability[key].eqNullSafe(chosen[key]) for key in KEY_COLUMNS]
-    bins = cast(
+    return cast(
         pd.DataFrame,
         reliability.join(chosen.select(*KEY_COLUMNS), on=on, how="left_semi")
         .select(*KEY_COLUMNS, *BIN_COLUMNS)
         .toPandas(),
     )
-    written = write_reliability_diagrams(bins, panels, out_dir, run_date=run_date.isoformat())
-    if granularity != daily:
-        return written
-    return written + run_roc_report(spark, output, metrics, run_date, out_dir)
 
 
 def _no_rows(output: OutputConfig, run_date: dt.date) -> MissingInputError:

@@ -10,27 +10,37 @@ versions roll up). It writes them, the windows row, drift and alerts to the part
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyspark import StorageLevel
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib import metrics_from_stats, reliability_from_stats, row_counts
-from spark_calib.config import Config, config_hash
+from spark_calib.config import Config, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
-from spark_calib_cli.commands.evaluate import check_job_config
+from spark_calib_cli.commands.cli import paths_text, progress_printer, start_session, validated
+from spark_calib_cli.commands.common import check_job_config
 from spark_calib_cli.commands.monitoring import (
     MonitorOutcome,
     run_monitoring,
     write_window_row,
     write_window_table,
 )
-from spark_calib_cli.commands.window_stats import read_window_stats, require_daily_runs
+from spark_calib_cli.commands.report import run_report
+from spark_calib_cli.commands.window_stats import (
+    WindowStats,
+    read_window_stats,
+    require_daily_runs,
+)
+from spark_calib_cli.console.monitoring_text import alerts_text
 from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.partitions import read_partition, table_location
 from spark_calib_cli.io.tables import (
     METRICS_TABLE,
@@ -42,6 +52,9 @@ from spark_calib_cli.io.tables import (
 
 @dataclass(frozen=True)
 class RollupOutcome:
+    """What one rollup did: its identity, the window and which of its run dates had
+    statistics, the rows summed, where it wrote and the monitoring of the window."""
+
     run_id: str
     config_hash: str
     window: TimeWindow
@@ -73,6 +86,36 @@ def run_rollup(
     report = progress or (lambda _: None)
     _, output = check_job_config(config)
     require_daily_runs(config, "rollup")
+    window = _rollup_window(granularity, run_date)
+    run_id = run_id or uuid.uuid4().hex
+    digest = config_hash(config)
+    report(f"reading the statistics of {window.granularity} {window.label()}")
+    found = read_window_stats(spark, config, window, digest)
+    stats = _checked_stats(found, config, output, window, digest)
+    if found.missing:
+        report(f"missing run dates: {', '.join(day.isoformat() for day in found.missing)}")
+    summed = stats.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        n_rows, tables, monitoring = _write_window(
+            spark, config, summed, found, window, run_id, digest, report
+        )
+    finally:
+        summed.unpersist()
+    return RollupOutcome(
+        run_id=run_id,
+        config_hash=digest,
+        window=window,
+        present=found.present,
+        missing=found.missing,
+        n_rows=n_rows,
+        tables=tables,
+        monitoring=monitoring,
+    )
+
+
+def _rollup_window(granularity: str, run_date: dt.date) -> TimeWindow:
+    """The window of ``granularity`` containing ``run_date``; ``ConfigError`` for an unknown
+    granularity or ``day`` (the daily run's partition)."""
     try:
         window = window_of(parse_granularity(granularity), run_date)
     except ValueError as error:
@@ -80,10 +123,15 @@ def run_rollup(
     if window.granularity == DAY:
         # The daily run writes that partition, with the exact AUCs a rollup cannot compute.
         raise ConfigError("a rollup of one day is the daily run: use spark-calib evaluate")
-    run_id = run_id or uuid.uuid4().hex
-    digest = config_hash(config)
-    report(f"reading the statistics of {window.granularity} {window.label()}")
-    found = read_window_stats(spark, config, window, digest)
+    return window
+
+
+def _checked_stats(
+    found: WindowStats, config: Config, output: OutputConfig, window: TimeWindow, digest: str
+) -> DataFrame:
+    """The window's summed statistics; ``ConfigError`` when run dates were evaluated with
+    another config, ``MissingInputError`` when none has statistics or one is missing and
+    ``rollup.require_all_days`` is set."""
     if found.other_config:
         dates = ", ".join(day.isoformat() for day in found.other_config)
         raise ConfigError(
@@ -101,38 +149,109 @@ def run_rollup(
             f"{window.granularity} {window.label()} is missing run dates {dates} "
             f"(rollup.require_all_days is set)"
         )
-    if found.missing:
-        report(f"missing run dates: {', '.join(day.isoformat() for day in found.missing)}")
-    summed = found.stats.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        n_rows = sum(row_counts(summed, config).values())
-        tables: dict[str, str] = {}
-        frames = [
-            (RELIABILITY_TABLE, reliability_from_stats(summed, config)),
-            (METRICS_TABLE, metrics_from_stats(summed, config)),
-        ]
-        for table, frame in frames:
-            report(
-                f"writing {table_location(output, table)} ({window.granularity} {window.label()})"
-            )
-            tables[table] = write_window_table(spark, config, table, frame, window, run_id, digest)
-        tables[WINDOWS_TABLE] = write_window_row(
-            spark, config, window, list(found.present), list(found.missing), n_rows, run_id, digest
-        )
-        metrics = read_partition(
-            spark, output, METRICS_TABLE, window.end, granularity=window.granularity
-        )
-        monitoring = run_monitoring(spark, config, window, summed, metrics, run_id, digest, report)
-        tables.update(monitoring.tables)
-    finally:
-        summed.unpersist()
-    return RollupOutcome(
-        run_id=run_id,
-        config_hash=digest,
-        window=window,
-        present=found.present,
-        missing=found.missing,
-        n_rows=n_rows,
-        tables=tables,
-        monitoring=monitoring,
+    return found.stats
+
+
+def _write_window(
+    spark: SparkSession,
+    config: Config,
+    summed: DataFrame,
+    found: WindowStats,
+    window: TimeWindow,
+    run_id: str,
+    digest: str,
+    report: Callable[[str], None],
+) -> tuple[int, dict[str, str], MonitorOutcome]:
+    """Write every table of the window from its ``summed`` statistics, then its drift and
+    alerts; return its row count, table → location and the monitoring outcome."""
+    assert config.output is not None
+    n_rows = sum(row_counts(summed, config).values())
+    tables = _write_rollup_tables(
+        spark, config, summed, found, window, n_rows, run_id, digest, report
     )
+    metrics = read_partition(
+        spark, config.output, METRICS_TABLE, window.end, granularity=window.granularity
+    )
+    monitoring = run_monitoring(spark, config, window, summed, metrics, run_id, digest, report)
+    tables.update(monitoring.tables)
+    return n_rows, tables, monitoring
+
+
+def _write_rollup_tables(
+    spark: SparkSession,
+    config: Config,
+    summed: DataFrame,
+    found: WindowStats,
+    window: TimeWindow,
+    n_rows: int,
+    run_id: str,
+    digest: str,
+    report: Callable[[str], None],
+) -> dict[str, str]:
+    """Write the window's reliability and metrics partitions, recomputed from the summed
+    statistics, and its windows row; return table → location."""
+    assert config.output is not None
+    tables: dict[str, str] = {}
+    frames = [
+        (RELIABILITY_TABLE, reliability_from_stats(summed, config)),
+        (METRICS_TABLE, metrics_from_stats(summed, config)),
+    ]
+    for table, frame in frames:
+        report(
+            f"writing {table_location(config.output, table)} "
+            f"({window.granularity} {window.label()})"
+        )
+        tables[table] = write_window_table(spark, config, table, frame, window, run_id, digest)
+    tables[WINDOWS_TABLE] = write_window_row(
+        spark, config, window, list(found.present), list(found.missing), n_rows, run_id, digest
+    )
+    return tables
+
+
+def rollup_command(args: argparse.Namespace) -> int:
+    """``spark-calib rollup``: a week, month or rolling window from the daily statistics.
+    Returns ``ExitCode.ALERT`` when a ``fail: true`` rule fired, else ``ExitCode.OK``."""
+    config, run_date = validated(args)
+    check_job_config(config)
+    progress = progress_printer()
+    spark = start_session(args, progress)
+    paths: list[Path] = []
+    try:
+        outcome = run_rollup(spark, config, run_date, args.granularity, progress=progress)
+        if args.report is not None:
+            progress(f"drawing the diagrams into {args.report}")
+            paths = run_report(
+                spark, config, outcome.window.end, Path(args.report), granularity=args.granularity
+            )
+    finally:
+        spark.stop()
+    progress("done")
+    print(rollup_text(outcome, len(config.alerts)))
+    if args.report is not None:
+        print(paths_text(paths, args.report))
+    return int(ExitCode.ALERT if outcome.monitoring.failed else ExitCode.OK)
+
+
+def rollup_text(outcome: RollupOutcome, n_rules: int) -> str:
+    """The window, its days, its rows, the tables written and the alerts."""
+    window = outcome.window
+    present = len(outcome.present)
+    expected = present + len(outcome.missing)
+    missing = (
+        f"; missing {', '.join(day.isoformat() for day in outcome.missing)}"
+        if outcome.missing
+        else ""
+    )
+    lines = [
+        "",
+        f"{window.granularity} {window.label()}  run_id {outcome.run_id}  "
+        f"config_hash {outcome.config_hash}",
+        f"{present} of {expected} days present{missing}",
+        f"{outcome.n_rows:,} input rows (summed from the daily statistics)",
+        "",
+        alerts_text(outcome.monitoring, n_rules),
+        "",
+        f"tables (partition run_date={window.end}, granularity={window.granularity}):",
+        *[f"  {location}" for location in outcome.tables.values()],
+    ]
+    return "\n".join(lines)
