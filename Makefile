@@ -47,17 +47,21 @@ demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
 		--report $(DEMO_DIR)/reports/multiclass
 	$(BIN)/spark-calib evaluate --config conf/demo_regression.yaml --run-date $(DEMO_RUN_DATE) \
 		--report $(DEMO_DIR)/reports/regression
+	$(BIN)/spark-calib evaluate --config conf/demo_ctr.yaml --run-date $(DEMO_RUN_DATE) \
+		--report $(DEMO_DIR)/reports/ctr
 	@echo
 	@echo "Diagrams: $(DEMO_DIR)/reports/{binary,binary_week,multiclass}/reliability_v*.png,"
 	@echo "          $(DEMO_DIR)/reports/{binary,binary_week}/trend_*.png (metrics by day and week),"
 	@echo "          $(DEMO_DIR)/reports/binary/roc_v*.png,"
-	@echo "          $(DEMO_DIR)/reports/regression/regression_calibration_v*.png"
-	@echo "Tables: databases calib_demo, calib_demo_multiclass and calib_demo_regression"
+	@echo "          $(DEMO_DIR)/reports/regression/regression_calibration_v*.png,"
+	@echo "          $(DEMO_DIR)/reports/ctr/reliability_v*.png (equal-mass bins, low base rate)"
+	@echo "Tables: databases calib_demo, calib_demo_multiclass, calib_demo_regression and"
+	@echo "        calib_demo_ctr"
 	@echo "        (./spark-warehouse, ./metastore_db)"
 
 # The logs are seeded, so they are generated once (again when the generator changes);
 # make clean-demo starts over.
-$(DEMO_LOGS)/_SUCCESS: spark_calib_cli/demo/logs.py | java $(INSTALLED)
+$(DEMO_LOGS)/_SUCCESS: spark_calib_cli/demo/logs.py spark_calib_cli/commands/demo_data.py | java $(INSTALLED)
 	$(BIN)/spark-calib demo-data --out $(DEMO_LOGS)
 	touch $@
 

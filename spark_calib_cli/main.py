@@ -8,7 +8,7 @@
                          --granularity week|month|rolling:N
     spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
-                          [--regression-rows N] [--seed S]
+                          [--regression-rows N] [--ctr-rows N] [--seed S]
 
 The config is validated before Spark starts. A failure prints one line on stderr and exits with
 the code of its cause (see ``exit_codes.ExitCode`` and the README); ``--verbose`` adds the
@@ -149,6 +149,7 @@ def _demo_data_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     demo_data.add_argument("--binary-rows", type=int, default=demo.DEFAULT_BINARY_ROWS)
     demo_data.add_argument("--multiclass-rows", type=int, default=demo.DEFAULT_MULTICLASS_ROWS)
     demo_data.add_argument("--regression-rows", type=int, default=demo.DEFAULT_REGRESSION_ROWS)
+    demo_data.add_argument("--ctr-rows", type=int, default=demo.DEFAULT_CTR_ROWS)
     demo_data.add_argument("--seed", type=int, default=demo.DEFAULT_SEED)
     demo_data.add_argument(
         "--end-date", default=demo.DEFAULT_END_DATE.isoformat(), help="last event_date"

@@ -1,4 +1,5 @@
-"""``spark-calib demo-data``: write the seeded binary, multiclass and regression demo logs."""
+"""``spark-calib demo-data``: write the seeded binary, multiclass, regression and
+click-through demo logs."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from spark_calib_cli.io.session import build_session
 
 
 def demo_data_command(args: argparse.Namespace) -> int:
-    """``spark-calib demo-data``: write the seeded binary, multiclass and regression demo logs
-    under ``--out``; returns ``ExitCode.OK``."""
+    """``spark-calib demo-data``: write the seeded binary, multiclass, regression and
+    click-through (``ctr``) demo logs under ``--out``; returns ``ExitCode.OK``."""
     end_date = parse_run_date(args.end_date)
     progress = progress_printer()
     spark = build_session(master_url(args), verbose=args.verbose, conf=spark_conf(args.conf))
@@ -28,6 +29,7 @@ def demo_data_command(args: argparse.Namespace) -> int:
                 "regression",
                 demo.regression_log(spark, args.regression_rows, args.seed + 2, end_date),
             ),
+            ("ctr", demo.ctr_log(spark, args.ctr_rows, args.seed + 3, end_date)),
         )
         for name, frame in logs:
             path = f"{args.out.rstrip('/')}/{name}"

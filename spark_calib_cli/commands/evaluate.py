@@ -232,6 +232,7 @@ def _summary(
         ),
         top=top_slices,
         min_rows=min_slice_rows,
+        positive_class="positive_class" in config.features(),
     )
 
 

@@ -134,7 +134,15 @@ def _window_diagrams(
             spark, output, metrics, run_date, out_dir, top_slices, min_slice_rows, daily=daily
         )
     written = _reliability_diagrams(
-        spark, output, metrics, run_date, out_dir, top_slices, min_slice_rows, granularity
+        spark,
+        output,
+        metrics,
+        run_date,
+        out_dir,
+        top_slices,
+        min_slice_rows,
+        granularity,
+        positive_class="positive_class" in config.features(),
     )
     if not daily:
         return written
@@ -179,6 +187,8 @@ def _reliability_diagrams(
     top_slices: int,
     min_slice_rows: int,
     granularity: str,
+    *,
+    positive_class: bool,
 ) -> list[Path]:
     """Draw the overall and worst slices' reliability diagrams of the window; return their
     paths. Raises ``MissingInputError`` when the window has no metric rows."""
@@ -192,7 +202,9 @@ def _reliability_diagrams(
     if panels.empty:
         raise _no_rows(output, run_date)
     bins = _chosen_bins(reliability, chosen)
-    return write_reliability_diagrams(bins, panels, out_dir, run_date=run_date.isoformat())
+    return write_reliability_diagrams(
+        bins, panels, out_dir, run_date=run_date.isoformat(), positive_class=positive_class
+    )
 
 
 def _chosen_bins(reliability: DataFrame, chosen: DataFrame) -> pd.DataFrame:

@@ -20,8 +20,23 @@ SUMMARY_COLUMNS = (
     ("accuracy", "accuracy"),
     ("mean_confidence", "mean conf"),
 )
+# Binary positive-class view: the prediction and the observed rate instead of the confidence.
+POSITIVE_CLASS_COLUMNS = (
+    ("ece", "ECE"),
+    ("mce", "MCE"),
+    ("brier", "Brier"),
+    ("nll", "NLL"),
+    ("accuracy", "accuracy"),
+    ("mean_confidence", "mean pred"),
+    ("mean_outcome", "base rate"),
+)
 # |mean confidence − accuracy| from which a slice is called over- or under-confident.
 DIRECTION_MIN_GAP = 0.02
+# Positive class: |mean prediction / base rate − 1| from which a slice over- or under-predicts,
+# and the reliability slopes below / above which it is over- / under-confident.
+DIRECTION_MIN_RATIO_GAP = 0.1
+OVER_CONFIDENT_SLOPE = 0.8
+UNDER_CONFIDENT_SLOPE = 1.25
 NO_MODEL_VERSION = "(all)"
 RANKED_BY_ECE = "ECE"
 
@@ -37,6 +52,7 @@ class SummaryRow:
     n: int
     values: Mapping[str, float | None]
     ranked_by: str = RANKED_BY_ECE
+    positive_class: bool = False
 
     @property
     def slice_label(self) -> str:
@@ -45,10 +61,16 @@ class SummaryRow:
 
 
 def collect_summary(
-    metrics: DataFrame, reliability: DataFrame, top: int, min_rows: int
+    metrics: DataFrame,
+    reliability: DataFrame,
+    top: int,
+    min_rows: int,
+    *,
+    positive_class: bool = False,
 ) -> list[SummaryRow]:
     """Collect the overall slice and the ``top`` worst slices (by ECE, ``n >= min_rows``) of each
-    model version from a metrics frame: a handful of rows, whatever the number of slices."""
+    model version from a metrics frame: a handful of rows, whatever the number of slices.
+    ``positive_class``: the run is binary with the positive-class view (``binary_view``)."""
     rows = worst_slices(slice_overview(metrics, reliability), top=top, min_rows=min_rows).collect()
     summary = [
         SummaryRow(
@@ -57,7 +79,11 @@ def collect_summary(
             slice_value=row["slice_value"],
             rank=int(row[RANK]),
             n=int(row["n"] or 0),
-            values={column: row[column] for column, _ in SUMMARY_COLUMNS},
+            values={
+                column: row[column]
+                for column in (*dict(POSITIVE_CLASS_COLUMNS), "reliability_slope")
+            },
+            positive_class=positive_class,
         )
         for row in rows
     ]
@@ -71,14 +97,16 @@ def in_print_order(rows: Sequence[SummaryRow]) -> list[SummaryRow]:
 
 def format_summary(rows: Sequence[SummaryRow]) -> str:
     """A fixed-width table, one line per row, grouped by model version."""
-    header = ["model_version", "slice", "n", *[title for _, title in SUMMARY_COLUMNS], ""]
+    positive = any(row.positive_class for row in rows)
+    columns = POSITIVE_CLASS_COLUMNS if positive else SUMMARY_COLUMNS
+    header = ["model_version", "slice", "n", *[title for _, title in columns], ""]
     body = [
         [
             model_version_label(row),
             ranked_slice_label(row),
             f"{row.n:,}",
-            *[show_metric(row.values.get(column)) for column, _ in SUMMARY_COLUMNS],
-            direction(row.values.get("mean_confidence"), row.values.get("accuracy")),
+            *[show_metric(row.values.get(column)) for column, _ in columns],
+            row_direction(row),
         ]
         for row in rows
     ]
@@ -95,6 +123,41 @@ def ranked_slice_label(row: SummaryRow) -> str:
     if row.rank == 0:
         return row.slice_label
     return f"{row.slice_label}  (#{row.rank} by {row.ranked_by})"
+
+
+def row_direction(row: SummaryRow) -> str:
+    """The row's direction: ``positive_class_direction`` for the binary positive-class view,
+    else ``direction`` of the mean confidence against the accuracy."""
+    values = row.values
+    if row.positive_class:
+        return positive_class_direction(
+            values.get("mean_confidence"),
+            values.get("mean_outcome"),
+            values.get("reliability_slope"),
+        )
+    return direction(values.get("mean_confidence"), values.get("accuracy"))
+
+
+def positive_class_direction(
+    mean_prediction: float | None, base_rate: float | None, slope: float | None
+) -> str:
+    """``over-predicts`` / ``under-predicts`` when the mean prediction is at least
+    ``DIRECTION_MIN_RATIO_GAP`` (relative) above / below the base rate; otherwise
+    ``over-confident`` when the reliability slope is below ``OVER_CONFIDENT_SLOPE`` (the scores
+    are too extreme), ``under-confident`` above ``UNDER_CONFIDENT_SLOPE``; else ``""``."""
+    if mean_prediction is not None and base_rate:
+        ratio = mean_prediction / base_rate
+        if ratio >= 1.0 + DIRECTION_MIN_RATIO_GAP:
+            return "over-predicts"
+        if ratio <= 1.0 - DIRECTION_MIN_RATIO_GAP:
+            return "under-predicts"
+    if slope is None:
+        return ""
+    if slope < OVER_CONFIDENT_SLOPE:
+        return "over-confident"
+    if slope > UNDER_CONFIDENT_SLOPE:
+        return "under-confident"
+    return ""
 
 
 def direction(mean_confidence: float | None, accuracy: float | None) -> str:

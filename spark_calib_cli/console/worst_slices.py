@@ -22,6 +22,9 @@ DEFAULT_MIN_SLICE_ROWS = 500
 RANK = "rank"
 VALUE = "value"
 MEAN_CONFIDENCE = "mean_confidence"
+MEAN_OUTCOME = "mean_outcome"
+RELIABILITY_SLOPE = "reliability_slope"
+RELIABILITY_COLUMNS = (MEAN_CONFIDENCE, MEAN_OUTCOME, RELIABILITY_SLOPE)
 # Regression: metric name → overview column (a dot in a column name would need quoting).
 REGRESSION_OVERVIEW_METRICS = {
     "mse": "mse",
@@ -38,16 +41,41 @@ REGRESSION_RANKING = ("miscalibration_area", "rmse")
 
 def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
     """One row per model version and slice: the key, ``n``, ``weight_sum``, one double column per
-    top-label metric of ``OVERVIEW_METRICS`` (null when the run did not compute it) and
-    ``mean_confidence`` (Σ w·conf / W, from the reliability bins).
+    top-label metric of ``OVERVIEW_METRICS`` (null when the run did not compute it), and from
+    the reliability bins b (weights W_b, means c_b of the calibration probability and a_b of the
+    outcome): ``mean_confidence`` c̄ = Σ W_b c_b / W, ``mean_outcome`` ā = Σ W_b a_b / W and
+    ``reliability_slope`` Σ W_b (c_b − c̄)(a_b − ā) / Σ W_b (c_b − c̄)² (the slope of the
+    observed rate on the prediction across bins: below 1 the predictions are too extreme).
 
-    Over-confidence shows as ``mean_confidence`` above ``accuracy``.
+    Over-confidence of a top-label view shows as ``mean_confidence`` above ``accuracy``.
     """
     bins = reliability.where(F.col("class").isNull() & (F.col("n") > F.lit(0)))
-    confidence = bins.groupBy(*KEY_COLUMNS).agg(
-        (F.sum(F.col("weight_sum") * F.col("mean_confidence")) / F.sum(F.col("weight_sum"))).alias(
-            VALUE
-        )
+    weight, c, a = F.col("weight_sum"), F.col("mean_confidence"), F.col("accuracy")
+    moments = bins.groupBy(*KEY_COLUMNS).agg(
+        F.sum(weight).alias("_w"),
+        F.sum(weight * c).alias("_c"),
+        F.sum(weight * a).alias("_a"),
+        F.sum(weight * c * c).alias("_cc"),
+        F.sum(weight * c * a).alias("_ca"),
+    )
+    w = F.col("_w")
+    covariance = F.col("_ca") - F.col("_c") * F.col("_a") / w
+    variance = F.col("_cc") - F.col("_c") * F.col("_c") / w
+    reliability_values = {
+        MEAN_CONFIDENCE: F.col("_c") / w,
+        MEAN_OUTCOME: F.col("_a") / w,
+        RELIABILITY_SLOPE: F.when(variance > 0.0, covariance / variance),
+    }
+    confidence = moments.select(
+        *KEY_COLUMNS,
+        F.inline(
+            F.array(
+                *[
+                    F.struct(F.lit(name).alias("metric"), value.alias(VALUE))
+                    for name, value in reliability_values.items()
+                ]
+            )
+        ),
     )
     # A union, not a join: model_version is null without a version column, and null keys
     # never match in an equi-join.
@@ -57,7 +85,7 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
         .unionByName(
             confidence.select(
                 *KEY_COLUMNS,
-                F.lit(MEAN_CONFIDENCE).alias("metric"),
+                "metric",
                 VALUE,
                 F.lit(None).cast("long").alias("n"),
                 F.lit(None).cast("double").alias("weight_sum"),
@@ -69,7 +97,7 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
         F.max("weight_sum").alias("weight_sum"),
         *[
             F.max(F.when(F.col("metric") == F.lit(name), F.col(VALUE))).alias(name)
-            for name in (*OVERVIEW_METRICS, MEAN_CONFIDENCE)
+            for name in (*OVERVIEW_METRICS, *RELIABILITY_COLUMNS)
         ],
     )
 

@@ -32,6 +32,7 @@ DEFAULT_DAYS = 14
 DEFAULT_BINARY_ROWS = 1_000_000
 DEFAULT_MULTICLASS_ROWS = 100_000
 DEFAULT_REGRESSION_ROWS = 200_000
+DEFAULT_CTR_ROWS = 500_000
 # Fixed, so that rand(seed) draws the same numbers whatever the cluster's parallelism.
 PARTITIONS = 4
 
@@ -57,6 +58,11 @@ CLASS_NAMES = ("cat", "dog", "bird", "fish")
 TRUE_CLASS_LOGIT_STD = 1.6
 # Added to the broken segment's logit of the first class.
 BROKEN_CLASS_SHIFT = 2.0
+
+# Click-through log: log-odds of the true click probability ~ N(CTR_LOGIT_MEAN, CTR_LOGIT_STD)
+# (a base rate of about 2 %); each version logs this factor × the true probability.
+CTR_LOGIT_MEAN, CTR_LOGIT_STD = -4.3, 0.9
+CTR_PREDICTION_FACTOR = {"v1": 1.0, "v2": 1.4, "v3": 0.75}
 
 # Regression: predicted minutes ~ N(PREDICTION_MEAN, PREDICTION_STD), clipped below; the true
 # noise σ grows with the prediction and depends on the device.
@@ -101,6 +107,32 @@ def binary_log(
         "device",
         score.cast("double").alias("score"),
         (F.col("_u_label") < _sigmoid(true_logit)).cast("int").alias("label"),
+    )
+
+
+def ctr_log(
+    spark: SparkSession,
+    rows: int = DEFAULT_CTR_ROWS,
+    seed: int = DEFAULT_SEED,
+    end_date: dt.date = DEFAULT_END_DATE,
+    days: int = DEFAULT_DAYS,
+) -> DataFrame:
+    """A click-through log with a low base rate (about 2 %): the traffic columns, ``score``
+    (the logged click probability) and ``label`` (int 0/1, clicked). ``v1`` is calibrated,
+    ``v2`` logs 1.4 × the true probability (40 % over-prediction), ``v3`` 0.75 ×."""
+    draws = _traffic(spark, rows, seed, end_date, days).select(
+        "*", F.randn(seed + 10).alias("_z"), F.rand(seed + 11).alias("_u_label")
+    )
+    truth = _sigmoid(F.col("_z") * F.lit(CTR_LOGIT_STD) + F.lit(CTR_LOGIT_MEAN))
+    score = F.least(truth * _by_version(CTR_PREDICTION_FACTOR), F.lit(1.0))
+    return draws.select(
+        "request_id",
+        "event_date",
+        "model_version",
+        "country",
+        "device",
+        score.cast("double").alias("score"),
+        (F.col("_u_label") < truth).cast("int").alias("label"),
     )
 
 

@@ -18,14 +18,19 @@ from spark_calib_cli.report.layout import (
     show_metric,
     version_title,
 )
-from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability
+from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability, zoom_limit
 
 PANEL_SIZE_INCHES = (4.6, 4.8)
 FILE_STEM = "reliability"
 
 
 def write_reliability_diagrams(
-    reliability: pd.DataFrame, slices: pd.DataFrame, out_dir: Path, *, run_date: str
+    reliability: pd.DataFrame,
+    slices: pd.DataFrame,
+    out_dir: Path,
+    *,
+    run_date: str,
+    positive_class: bool = False,
 ) -> list[Path]:
     """Write ``reliability_<model_version>.png`` into ``out_dir``; return the paths written.
 
@@ -33,12 +38,13 @@ def write_reliability_diagrams(
     ``rank`` (0 for overall, then 1, 2, … worst first), ``n``, ``ece`` and ``mce``.
     ``reliability`` holds the top-label bins of those slices (the reliability table's
     columns: ``bin``, ``bin_lower``, ``bin_upper``, ``n``, ``weight_sum``,
-    ``mean_confidence``, ``accuracy``, ``gap``).
+    ``mean_confidence``, ``accuracy``, ``gap``). ``positive_class``: a binary run's bins
+    compare P(y = 1) with the rate of y = 1 (the axis labels say so).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for version, panels in group_by_model_version(slices):
-        figure = _figure(reliability, panels, version, run_date)
+        figure = _figure(reliability, panels, version, run_date, positive_class)
         save_figure(figure, out_dir, FILE_STEM, version, written)
     return written
 
@@ -48,6 +54,7 @@ def _figure(
     panels: list[dict[str, Any]],
     version: str | None,
     run_date: str,
+    positive_class: bool,
 ) -> Figure:
     figure, rows, columns = panel_grid(len(panels), PANEL_SIZE_INCHES)
     grid = figure.add_gridspec(rows, columns)
@@ -56,10 +63,11 @@ def _figure(
         top = figure.add_subplot(cell[0])
         bottom = figure.add_subplot(cell[1], sharex=top)
         bins = rows_of(reliability, panel).sort_values("bin")
-        draw_reliability(top, bins, legend=index == 0)
-        draw_histogram(bottom, bins)
+        limit = zoom_limit(bins)
+        draw_reliability(top, bins, legend=index == 0, limit=limit, positive_class=positive_class)
+        draw_histogram(bottom, bins, limit=limit, positive_class=positive_class)
         top.tick_params(labelbottom=False)
-        top.set_title(_panel_title(panel), fontsize="medium")
+        top.set_title(_panel_title(panel, limit), fontsize="medium")
     figure.suptitle(
         f"Model {version_title(version)}, run_date {run_date}: overall and the worst slices by ECE",
         fontsize="large",
@@ -67,11 +75,11 @@ def _figure(
     return figure
 
 
-def _panel_title(panel: Mapping[str, Any]) -> str:
+def _panel_title(panel: Mapping[str, Any], limit: float) -> str:
     label = slice_label(panel["slice_name"], panel["slice_value"])
     rank = int(panel["rank"])
     heading = label if rank == 0 else f"#{rank} by ECE: {label}"
     return (
         f"{heading}\nECE {show_metric(panel['ece'])}   MCE {show_metric(panel['mce'])}"
-        f"   n={int(panel['n']):,}"
+        f"   n={int(panel['n']):,}" + (f"   (axes 0–{limit:g})" if limit < 1.0 else "")
     )

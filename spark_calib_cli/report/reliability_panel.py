@@ -1,7 +1,11 @@
-"""One reliability panel: accuracy per bin against the diagonal, the gap, and a histogram.
+"""One reliability panel: the observed rate per bin against the diagonal, the gap, and a
+histogram.
 
-Empty bins have no accuracy (null, not 0), so they get no bar: an absent bar says "no data",
-while a bar of height 0 would claim that everything in the bin was wrong.
+Empty bins have no observed rate (null, not 0), so they get no bar: an absent bar says "no
+data", while a bar of height 0 would claim that everything in the bin was wrong. Bars span
+their bin's edges, so equal-mass bins have variable widths. When every bar and every mean
+lies below ``ZOOM_BELOW`` (a low-base-rate score), the axes zoom to [0, ``zoom_limit``] so
+the bars are readable; the title says so.
 """
 
 from __future__ import annotations
@@ -14,19 +18,43 @@ ACCURACY_COLOR = "#3b6fb6"
 GAP_COLOR = "#d62728"
 HISTOGRAM_COLOR = "#7f7f7f"
 EMPTY_BIN_COLOR = "#bdbdbd"
+ZOOM_BELOW = 0.5
 
 
-def draw_reliability(axes: Axes, bins: pd.DataFrame, *, legend: bool) -> None:
-    """Bars of observed accuracy per bin, the gap to the mean confidence, and the diagonal.
+def zoom_limit(bins: pd.DataFrame) -> float:
+    """The upper limit of both axes: 1, or, when the filled bins' upper edges and means are all
+    below ``ZOOM_BELOW``, their maximum × 1.1 rounded up to a multiple of 0.01."""
+    filled = bins[(bins["n"] > 0) & bins["accuracy"].notna()]
+    if filled.empty:
+        return 1.0
+    top = float(
+        np.nanmax(filled[["bin_upper", "accuracy", "mean_confidence"]].to_numpy(dtype=float))
+    )
+    if top >= ZOOM_BELOW:
+        return 1.0
+    return float(min(1.0, np.ceil(top * 110.0) / 100.0))
+
+
+def draw_reliability(
+    axes: Axes,
+    bins: pd.DataFrame,
+    *,
+    legend: bool,
+    limit: float = 1.0,
+    positive_class: bool = False,
+) -> None:
+    """Bars of the observed rate per bin, the gap to the mean prediction, and the diagonal, on
+    [0, ``limit``]².
 
     ``bins`` has one row per bin with ``bin_lower``, ``bin_upper``, ``n``, ``accuracy`` and
-    ``mean_confidence`` (null for empty bins).
+    ``mean_confidence`` (null for empty bins; empty equal-mass bins have no edges either).
+    ``positive_class``: the bins compare P(y = 1) with the rate of y = 1 (binary), not the
+    confidence with the accuracy.
     """
     is_filled = (bins["n"] > 0) & bins["accuracy"].notna()
     filled = bins[is_filled]
-    for index, (lower_edge, upper_edge) in enumerate(
-        bins.loc[~is_filled, ["bin_lower", "bin_upper"]].itertuples(index=False)
-    ):
+    empty = bins.loc[~is_filled & bins["bin_lower"].notna(), ["bin_lower", "bin_upper"]]
+    for index, (lower_edge, upper_edge) in enumerate(empty.itertuples(index=False)):
         axes.axvspan(
             lower_edge,
             upper_edge,
@@ -47,7 +75,7 @@ def draw_reliability(axes: Axes, bins: pd.DataFrame, *, legend: bool) -> None:
         color=ACCURACY_COLOR,
         edgecolor="white",
         linewidth=0.6,
-        label="accuracy",
+        label="observed rate of y = 1" if positive_class else "accuracy",
     )
     # The gap bar spans accuracy → mean confidence: above the blue bar when over-confident,
     # over it (downwards) when under-confident.
@@ -62,26 +90,31 @@ def draw_reliability(axes: Axes, bins: pd.DataFrame, *, legend: bool) -> None:
         edgecolor=GAP_COLOR,
         linewidth=0.6,
         hatch="//",
-        label="gap to mean confidence",
+        label="gap to mean prediction" if positive_class else "gap to mean confidence",
     )
-    axes.plot([0.0, 1.0], [0.0, 1.0], linestyle="--", color="black", linewidth=1.0, label="ideal")
-    axes.set_xlim(0.0, 1.0)
-    axes.set_ylim(0.0, 1.0)
-    axes.set_ylabel("accuracy")
+    axes.plot(
+        [0.0, limit], [0.0, limit], linestyle="--", color="black", linewidth=1.0, label="ideal"
+    )
+    axes.set_xlim(0.0, limit)
+    axes.set_ylim(0.0, limit)
+    axes.set_ylabel("observed rate of y = 1" if positive_class else "accuracy")
     axes.grid(alpha=0.25)
     if legend:
         axes.legend(loc="upper left", fontsize="small", frameon=False)
 
 
-def draw_histogram(axes: Axes, bins: pd.DataFrame) -> None:
-    """Share of the slice's weight in each bin (the confidence histogram)."""
-    lower = bins["bin_lower"].to_numpy(dtype=float)
-    width = bins["bin_upper"].to_numpy(dtype=float) - lower
-    weight = bins["weight_sum"].fillna(0.0).to_numpy(dtype=float)
+def draw_histogram(
+    axes: Axes, bins: pd.DataFrame, *, limit: float = 1.0, positive_class: bool = False
+) -> None:
+    """Share of the slice's weight in each bin (the histogram of the prediction)."""
+    placed = bins[bins["bin_lower"].notna()]
+    lower = placed["bin_lower"].to_numpy(dtype=float)
+    width = placed["bin_upper"].to_numpy(dtype=float) - lower
+    weight = placed["weight_sum"].fillna(0.0).to_numpy(dtype=float)
     total = weight.sum()
     share = weight / total if total > 0 else np.zeros_like(weight)
     axes.bar(lower, share, width=width, align="edge", color=HISTOGRAM_COLOR, edgecolor="white")
-    axes.set_xlim(0.0, 1.0)
-    axes.set_xlabel("confidence")
+    axes.set_xlim(0.0, limit)
+    axes.set_xlabel("predicted P(y = 1)" if positive_class else "confidence")
     axes.set_ylabel("share")
     axes.grid(alpha=0.25)
