@@ -34,9 +34,9 @@ from spark_calib_cli.console.worst_slices import DEFAULT_MIN_SLICE_ROWS, DEFAULT
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.input import describe_input, read_input
+from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.partitions import (
     clear_partition,
-    read_partition,
     table_location,
     write_partition,
 )
@@ -96,10 +96,13 @@ def run_evaluate(
     try:
         _require_rows(result, source, run_date)
         window = run_window(config, run_date)
-        tables = _write_run_tables(spark, config, result, window, run_id, digest, report)
-        monitoring, summary = _monitor_and_summarize(
-            spark, config, result, window, run_id, digest, report, top_slices, min_slice_rows
+        tables, written = _write_run_tables(
+            spark, config, result, window, run_id, digest, report
         )
+        monitoring = _monitor_and_summarize(
+            spark, config, result, window, written, run_id, digest, report
+        )
+        summary = _summary(config, written, top_slices, min_slice_rows)
         tables.update(monitoring.tables)
     finally:
         result.unpersist()
@@ -148,29 +151,37 @@ def _write_run_tables(
     run_id: str,
     digest: str,
     report: Callable[[str], None],
-) -> dict[str, str]:
+) -> tuple[dict[str, str], dict[str, DataFrame]]:
     """Empty the optional tables this run does not produce, replace the run date's partition
-    of every table it does, and write its windows row; return table → location."""
+    of every table it does, and write its windows row; return table → location, and table →
+    the local frame of each derived table written (``in_memory``: computed once)."""
     assert config.output is not None
     output, run_date = config.output, window.end
     outputs = run_tables(result, config, run_id, digest, window)
     _clear_unproduced(spark, output, {table for table, _ in outputs}, run_date, report)
     tables: dict[str, str] = {}
+    written: dict[str, DataFrame] = {}
     for table, rows in outputs:
         report(f"writing {table_location(output, table)} (run_date={run_date})")
+        if table in (INVALID_ROWS_TABLE, STATS_TABLE):
+            frame, empty = rows, _scan_says_empty(table, result)
+        else:
+            local = in_memory(spark, rows)
+            frame, empty = local.frame, local.empty
+            written[table] = frame
         tables[table] = write_partition(
             spark,
-            rows,
+            frame,
             output,
             table,
             run_date,
-            empty=_is_empty(table, rows, result),
+            empty=empty,
             granularity=window.granularity if table in WINDOWED_TABLES else None,
         )
     tables[WINDOWS_TABLE] = write_window_row(
         spark, config, window, [run_date], [], result.n_rows, run_id, digest
     )
-    return tables
+    return tables, written
 
 
 def _clear_unproduced(
@@ -192,60 +203,44 @@ def _monitor_and_summarize(
     config: Config,
     result: EvaluationResult,
     window: TimeWindow,
+    written: Mapping[str, DataFrame],
     run_id: str,
     digest: str,
     report: Callable[[str], None],
-    top_slices: int,
-    min_slice_rows: int,
-) -> tuple[MonitorOutcome, Sequence[SummaryRow]]:
-    """Write the drift and alerts of the run's window and collect the console summary rows,
-    both from the metrics partition just written."""
-    assert config.output is not None
-    # Read back what was written: cheaper than recomputing the metrics from the statistics
-    # (and the exact AUCs from the input), and the summary then shows what the tables hold.
-    metrics = read_partition(
-        spark, config.output, METRICS_TABLE, window.end, granularity=window.granularity
+) -> MonitorOutcome:
+    """Write the drift and alerts of the run's window, from the metrics just written (the
+    local frame: no recomputation, no read-back)."""
+    return run_monitoring(
+        spark, config, window, result.stats, written[METRICS_TABLE], run_id, digest, report
     )
-    monitoring = run_monitoring(
-        spark, config, window, result.stats, metrics, run_id, digest, report
-    )
-    return monitoring, _summary(spark, config, metrics, window, top_slices, min_slice_rows)
 
 
 def _summary(
-    spark: SparkSession,
     config: Config,
-    metrics: DataFrame,
-    window: TimeWindow,
+    written: Mapping[str, DataFrame],
     top_slices: int,
     min_slice_rows: int,
 ) -> Sequence[SummaryRow]:
-    """The console summary rows: from the metrics alone for regression, else with the
-    run date's reliability bins."""
+    """The console summary rows, from the local frames of the metrics (and, for
+    classification, the reliability bins) just written."""
+    metrics = written[METRICS_TABLE]
     if config.task == REGRESSION_TASK:
         return collect_regression_summary(metrics, top=top_slices, min_rows=min_slice_rows)
-    assert config.output is not None
     return collect_summary(
         metrics,
-        read_partition(
-            spark, config.output, RELIABILITY_TABLE, window.end, granularity=window.granularity
-        ),
+        written[RELIABILITY_TABLE],
         top=top_slices,
         min_rows=min_slice_rows,
         positive_class="positive_class" in config.features(),
     )
 
 
-def _is_empty(table: str, rows: DataFrame, result: EvaluationResult) -> bool:
-    """Whether ``rows`` (the frame of ``table``) has none. The scan's counts answer for the
-    invalid rows and the statistics (which count invalid rows too); a derived table is asked
-    with a small Spark job, since it can be empty with valid rows (a regression run has no
-    reliability bins)."""
+def _scan_says_empty(table: str, result: EvaluationResult) -> bool:
+    """Whether the invalid rows or the statistics (which count invalid rows too) are empty,
+    from the scan's counts."""
     if table == INVALID_ROWS_TABLE:
         return result.n_invalid == 0
-    if table == STATS_TABLE:
-        return result.n_rows == 0
-    return rows.isEmpty()
+    return result.n_rows == 0
 
 
 def _quiet(_: str) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, Row, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     DateType,
@@ -24,16 +23,18 @@ from pyspark.sql.types import (
 )
 
 from spark_calib import sum_to_bins
-from spark_calib.config import Config, OutputConfig
+from spark_calib.config import Config
 from spark_calib.monitoring import FAIL, MESSAGE, RULE, drift_table, fired_alerts, window_values
 from spark_calib.windows import TimeWindow, previous_window
 from spark_calib_cli.commands.window_stats import WindowStats, read_window_stats
-from spark_calib_cli.io.partitions import read_partition, table_location, write_partition
+from spark_calib_cli.io.local_frames import LocalFrame, in_memory
+from spark_calib_cli.io.partitions import table_location, write_partition
 from spark_calib_cli.io.tables import (
     ALERTS_TABLE,
     CONFIG_HASH,
     DRIFT_TABLE,
     RUN_ID,
+    STATS_TABLE,
     WINDOW_END,
     WINDOW_START,
     WINDOWS_TABLE,
@@ -125,14 +126,14 @@ def run_monitoring(
     previous = previous_window(window)
     progress(f"drift: against the previous window {previous.label()} and the baseline")
     earlier = read_window_stats(spark, config, previous, config_digest, sum_to_bins)
-    drift = _drift(spark, config, current_stats, earlier, config_digest).persist()
-    try:
-        tables = _write_drift_and_alerts(
-            spark, config, window, drift, metrics, run_id, config_digest, progress
-        )
-    finally:
-        drift.unpersist()
-    rows, count = _printed_alerts(spark, config.output, window)
+    drift = in_memory(
+        spark, _drift(spark, config, window, current_stats, run_id, earlier, config_digest)
+    )
+    alerts = in_memory(spark, fired_alerts(metrics, drift.frame, config))
+    tables = _write_drift_and_alerts(
+        spark, config, window, drift, alerts, run_id, config_digest, progress
+    )
+    rows, count = _printed_alerts(alerts)
     # Failing alerts sort first, so the first row tells whether any failing rule fired.
     failed = bool(rows) and bool(rows[0][FAIL])
     return MonitorOutcome(
@@ -145,33 +146,63 @@ def run_monitoring(
     )
 
 
+# Drift values of summed statistics, by (output, config hash, (run date, run id) pairs): within
+# one session a backfill's next day compares with this day, and every day with the same
+# baseline, so each is computed once. The run ids make a rewritten date a different key.
+_WINDOW_VALUES: dict[tuple[object, ...], DataFrame] = {}
+_WINDOW_VALUES_KEPT = 16
+
+
 def _drift(
     spark: SparkSession,
     config: Config,
+    window: TimeWindow,
     current_stats: DataFrame,
+    run_id: str,
     earlier: WindowStats,
     config_digest: str,
 ) -> DataFrame:
     """The drift table of the window against the previous window's statistics ``earlier``
     and the baseline dates' (when configured and present)."""
-    current = window_values(current_stats, config)
+    assert config.output is not None
+    location = table_location(config.output, STATS_TABLE)
+    current = in_memory(spark, window_values(current_stats, config)).frame
+    _remember((location, config_digest, ((window.end, run_id),)), current)
     baseline_values = None
     if config.drift.baseline_dates is not None:
         baseline = read_window_stats(
             spark, config, config.drift.baseline_dates, config_digest, sum_to_bins
         )
-        if baseline.stats is not None:
-            baseline_values = window_values(baseline.stats, config)
-    previous_values = None if earlier.stats is None else window_values(earlier.stats, config)
+        baseline_values = _window_values(spark, config, location, config_digest, baseline)
+    previous_values = _window_values(spark, config, location, config_digest, earlier)
     return drift_table(current, previous_values, baseline_values, config)
+
+
+def _window_values(
+    spark: SparkSession, config: Config, location: str, config_digest: str, window: WindowStats
+) -> DataFrame | None:
+    """The drift values of ``window``'s statistics, from the session's memo when this exact
+    sum (the same runs) was valued before."""
+    if window.stats is None:
+        return None
+    key = (location, config_digest, window.runs)
+    if key not in _WINDOW_VALUES:
+        _remember(key, in_memory(spark, window_values(window.stats, config)).frame)
+    return _WINDOW_VALUES[key]
+
+
+def _remember(key: tuple[object, ...], values: DataFrame) -> None:
+    if len(_WINDOW_VALUES) >= _WINDOW_VALUES_KEPT:
+        del _WINDOW_VALUES[next(iter(_WINDOW_VALUES))]
+    _WINDOW_VALUES[key] = values
 
 
 def _write_drift_and_alerts(
     spark: SparkSession,
     config: Config,
     window: TimeWindow,
-    drift: DataFrame,
-    metrics: DataFrame,
+    drift: LocalFrame,
+    alerts: LocalFrame,
     run_id: str,
     config_digest: str,
     progress: Callable[[str], None],
@@ -180,38 +211,32 @@ def _write_drift_and_alerts(
     return table → location."""
     assert config.output is not None
     tables: dict[str, str] = {}
-    for table, frame in (
-        (DRIFT_TABLE, drift),
-        (ALERTS_TABLE, fired_alerts(metrics, drift, config)),
-    ):
+    for table, frame in ((DRIFT_TABLE, drift), (ALERTS_TABLE, alerts)):
         progress(
             f"writing {table_location(config.output, table)} "
             f"({window.granularity} {window.label()})"
         )
         tables[table] = write_window_table(
-            spark, config, table, frame, window, run_id, config_digest
+            spark, config, table, frame.frame, window, run_id, config_digest, empty=frame.empty
         )
     return tables
 
 
-def _printed_alerts(
-    spark: SparkSession, output: OutputConfig, window: TimeWindow
-) -> tuple[list[Row], int]:
-    """The first ``MAX_PRINTED_ALERTS`` alerts written for the window, failing ones first,
-    and how many there are in all (counted only when the list is full)."""
-    written = read_partition(
-        spark, output, ALERTS_TABLE, window.end, granularity=window.granularity
+def _printed_alerts(alerts: LocalFrame) -> tuple[list[Row], int]:
+    """The first ``MAX_PRINTED_ALERTS`` alerts of the window, failing ones first, and how many
+    there are in all."""
+    ordered = sorted(
+        alerts.rows,
+        key=lambda row: (
+            not row[FAIL],
+            row["rule_index"],
+            row["model_version"] is not None,
+            row["model_version"] or "",
+            row["slice_name"],
+            row["slice_value"],
+        ),
     )
-    rows = (
-        written.orderBy(
-            F.col(FAIL).desc(), "rule_index", "model_version", "slice_name", "slice_value"
-        )
-        .select(RULE, FAIL, MESSAGE)
-        .limit(MAX_PRINTED_ALERTS)
-        .collect()
-    )
-    count = written.count() if len(rows) == MAX_PRINTED_ALERTS else len(rows)
-    return rows, count
+    return ordered[:MAX_PRINTED_ALERTS], len(alerts.rows)
 
 
 def _presence(
@@ -231,9 +256,12 @@ def write_window_table(
     window: TimeWindow,
     run_id: str,
     config_digest: str,
+    *,
+    empty: bool | None = None,
 ) -> str:
     """Replace the (window end, granularity) partition of ``table`` with ``frame`` plus the
-    window and run columns; return the table's location."""
+    window and run columns; return the table's location. ``empty``: whether ``frame`` has no
+    rows, when the caller knows (else one small Spark job asks)."""
     assert config.output is not None
     rows = with_run_columns(with_window(frame, window), run_id, config_digest)
     return write_partition(
@@ -242,6 +270,6 @@ def write_window_table(
         config.output,
         table,
         window.end,
-        empty=frame.isEmpty(),
+        empty=frame.isEmpty() if empty is None else empty,
         granularity=window.granularity,
     )

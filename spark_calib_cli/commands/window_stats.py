@@ -20,18 +20,20 @@ from spark_calib.errors import ConfigError
 from spark_calib.windows import TimeWindow
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.partitions import RUN_DATE, read_table
-from spark_calib_cli.io.tables import CONFIG_HASH, STATS_TABLE
+from spark_calib_cli.io.tables import CONFIG_HASH, RUN_ID, STATS_TABLE
 
 
 @dataclass(frozen=True)
 class WindowStats:
     """The summed statistics of the run dates present (None when there are none), which dates
-    of the window are present and missing, and the dates skipped for another config."""
+    of the window are present and missing, the dates skipped for another config, and the
+    (run date, run id) pairs summed (what identifies the sum)."""
 
     stats: DataFrame | None
     present: tuple[dt.date, ...]
     missing: tuple[dt.date, ...]
     other_config: tuple[dt.date, ...]
+    runs: tuple[tuple[dt.date, str], ...] = ()
 
 
 def run_length_days(config: Config) -> int:
@@ -80,14 +82,17 @@ def read_window_stats(
     except MissingInputError:
         return WindowStats(None, (), tuple(expected), ())
     in_range = table.where(F.col(RUN_DATE).isin(expected))
-    found = in_range.select(RUN_DATE, CONFIG_HASH).distinct().collect()
+    found = in_range.select(RUN_DATE, CONFIG_HASH, RUN_ID).distinct().collect()
     matching = sorted({row[RUN_DATE] for row in found if row[CONFIG_HASH] == config_digest})
+    runs = sorted(
+        (row[RUN_DATE], row[RUN_ID]) for row in found if row[CONFIG_HASH] == config_digest
+    )
     other = sorted({row[RUN_DATE] for row in found} - set(matching))
     missing = [day for day in expected if day not in matching]
     summed = None
     if matching:
         summed = summed_by(in_range.where(F.col(CONFIG_HASH) == F.lit(config_digest)))
-    return WindowStats(summed, tuple(matching), tuple(missing), tuple(other))
+    return WindowStats(summed, tuple(matching), tuple(missing), tuple(other), tuple(runs))
 
 
 def expected_run_dates(start: dt.date, end: dt.date, run_days: int) -> list[dt.date]:
