@@ -54,6 +54,7 @@ class EvaluationResult:
 
     @property
     def n_invalid(self) -> int:
+        """The number of invalid rows (the sum of ``invalid_counts``)."""
         return sum(self.invalid_counts.values())
 
     def unpersist(self) -> None:

@@ -26,4 +26,6 @@ Float = Annotated[Number, AllowInfNan(False)]
 
 
 class StrictModel(BaseModel):
+    """A frozen config section that rejects unknown keys."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -69,17 +69,23 @@ class Columns(StrictModel):
 
 
 class Binning(StrictModel):
+    """``binning``: the number of calibration bins, their edges and their strategy."""
+
     n_bins: Int = Field(default=DEFAULT_N_BINS, ge=1)
     edges: BinEdges = "left_closed"
     strategy: BinStrategy = "uniform"
 
 
 class Window(StrictModel):
+    """``input.window``: the date column and how many days a run date covers."""
+
     column: str
     lookback_days: Int = Field(ge=1)
 
 
 class InputConfig(StrictModel):
+    """``input``: a catalog table or a path (with its format and reader options)."""
+
     table: str | None = None
     path: str | None = None
     format: InputFormat = "parquet"
@@ -94,6 +100,8 @@ class InputConfig(StrictModel):
 
 
 class OutputConfig(StrictModel):
+    """``output``: a catalog database or a path for the output tables."""
+
     database: str | None = None
     path: str | None = None
 

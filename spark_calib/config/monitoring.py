@@ -50,6 +50,7 @@ class DriftConfig(StrictModel):
 
     @property
     def has_baseline(self) -> bool:
+        """Whether a baseline (a model version or a range of run dates) is configured."""
         return self.baseline_model_version is not None or self.baseline_dates is not None
 
     def baseline_label(self) -> str | None:
@@ -89,6 +90,7 @@ class AlertRule(StrictModel):
 
     @staticmethod
     def conditions() -> tuple[str, ...]:
+        """The condition keys a rule may set: max, min, max_increase, max_decrease."""
         return (*ABSOLUTE_CONDITIONS, *CHANGE_CONDITIONS)
 
     @property
@@ -98,12 +100,14 @@ class AlertRule(StrictModel):
 
     @property
     def threshold(self) -> float:
+        """The number the rule's condition compares with."""
         value = getattr(self, self.condition)
         assert value is not None
         return float(value)
 
     @property
     def on_change(self) -> bool:
+        """Whether the rule compares a change (max_increase, max_decrease) with the drift."""
         return self.condition in CHANGE_CONDITIONS
 
     def label(self) -> str:
