@@ -21,8 +21,6 @@ from compare import assert_same_rows, read_table
 from pyspark.sql import SparkSession
 from servers import kill_group, start, tails
 
-from spark_calib.config import load_config
-from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.demo import logs as demo
 from spark_calib_cli.io.tables import (
     CONFUSION_TABLE,
@@ -205,11 +203,10 @@ def test_a_job_killed_while_writing_leaves_whole_partitions_and_a_rerun_repairs(
 
 
 def test_two_jobs_for_different_dates_write_one_output_at_once(
-    spark: SparkSession, log_path: Path, tmp_path: Path
+    spark: SparkSession, log_path: Path, first_runs: FirstRuns, tmp_path: Path
 ) -> None:
-    reference = tmp_path / "reference"
-    for date in DATES:
-        run_evaluate(spark, load_config(write_config(tmp_path, log_path, reference)), date)
+    # The reference: the same job run for one date after the other.
+    reference = first_runs.out
     out = tmp_path / "out"
     config = write_config(tmp_path, log_path, out)
 
