@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib import evaluate
 from tests.support.frames import metric_values, overall
@@ -331,6 +331,15 @@ AUC_METRICS = ["roc_auc", "pr_auc", "roc_auc_binned", "pr_auc_binned"]
 TIED_ROWS = [(0.5, 1), (0.5, 0), (0.5, 0), (0.8, 1)]
 
 
+def error_bounds(metrics: DataFrame) -> dict[str, float | None]:
+    """metric → error_bound for the overall slice's top-label rows."""
+    return {
+        r.metric: r.error_bound
+        for r in metrics.collect()
+        if r.slice_name == "overall" and r["class"] is None
+    }
+
+
 def test_auc_with_tied_scores(spark: SparkSession) -> None:
     """P = N = 2. Positive 0.5 vs the two negatives at 0.5: ½ each; positive 0.8 wins both."""
     df = spark.createDataFrame(TIED_ROWS, "s double, y int")
@@ -338,43 +347,85 @@ def test_auc_with_tied_scores(spark: SparkSession) -> None:
         "task": "binary",
         "columns": {"score": "s", "label": "y"},
         "metrics": AUC_METRICS,
-        "auc_buckets": 10,
     }
-    got = overall(evaluate(df, config).metrics)
+    metrics = evaluate(df, config).metrics
+    got = overall(metrics)
     roc = (0.5 + 0.5 + 1 + 1) / (2 * 2)
     # Distinct scores descending: 0.8 (W⁺ 1, TP 1, FP 0), 0.5 (W⁺ 1, TP 2, FP 2).
     ap = (1 / 2) * (1 / 1) + (1 / 2) * (2 / (2 + 2))
     assert got["roc_auc"] == pytest.approx(roc, abs=1e-12)
     assert got["pr_auc"] == pytest.approx(ap, abs=1e-12)
-    # B = 10: 0.5 → bucket 5, 0.8 → bucket 8, each score alone in its bucket: binned = exact.
+    # Fine cells: 0.5 → k = 500, logit 0 → j = 257; 0.8 → k = 800, logit log 4 = 1.386 →
+    # j = ⌊22.2⌋ + 257 = 279. Each score alone in its cell: binned = exact.
     # Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N) = 2·(1 + ½·1) / 4.
     assert got["roc_auc_binned"] == pytest.approx(2 * (1 + 0.5 * 1) / 4, abs=1e-12)
     assert got["roc_auc_binned"] == pytest.approx(got["roc_auc"], abs=1e-12)
     assert got["pr_auc_binned"] == pytest.approx(ap, abs=1e-12)
+    # error_bound: ½ Σ_b W⁺_b W⁻_b / (P N) = ½·(1·2)/4 (the tie at 0.5, which the exact AUC
+    # counts ½ too). PR: Σ_b (W⁺_b / P)(hi_b − lo_b), hi_b = TP≥/(TP≥ + FP>), lo_b = TP>/(TP> +
+    # FP≥), 0 when 0/0: cell 0.8 has hi = 1/(1 + 0), lo = 0/0 → 0; cell 0.5 has hi = 2/(2 + 0),
+    # lo = 1/(1 + 2); each times W⁺/P = ½. Exact metrics have none.
+    bounds = error_bounds(metrics)
+    assert bounds["roc_auc_binned"] == pytest.approx(0.5 * 1 * 2 / 4, abs=1e-12)
+    assert bounds["pr_auc_binned"] == pytest.approx(
+        (1 / 2) * (1 - 0) + (1 / 2) * (2 / 2 - 1 / 3), abs=1e-12
+    )
+    assert bounds["roc_auc"] is None and bounds["pr_auc"] is None
 
 
-def test_auc_binned_merges_scores_in_one_bucket(spark: SparkSession) -> None:
-    """B = 2: 0.5 and 0.8 both fall in bucket 1 = [0.5, 1], so all pairs tie."""
-    df = spark.createDataFrame(TIED_ROWS, "s double, y int")
+# Distinct scores that share a fine cell: 0.5 and 0.5004 (k = 500, logits 0 and 0.0016, both
+# j = 257); 0 and 1e-9 (k = 0, logits −∞ and −20.7 < −16: the saturated cell j = 0).
+SHARED_CELL = [pytest.param(0.5, 0.5004, id="mid-range"), pytest.param(0.0, 1e-9, id="low-tail")]
+
+
+@pytest.mark.parametrize(("low", "high"), SHARED_CELL)
+def test_auc_binned_merges_scores_in_one_cell(spark: SparkSession, low: float, high: float) -> None:
+    """TIED_ROWS with 0.5 → low and 0.8 → high: every score in one cell, so all pairs tie."""
+    rows = [(low if s == 0.5 else high, y) for s, y in TIED_ROWS]
+    df = spark.createDataFrame(rows, "s double, y int")
     config = {
         "task": "binary",
         "columns": {"score": "s", "label": "y"},
         "metrics": AUC_METRICS,
-        "auc_buckets": 2,
     }
-    got = overall(evaluate(df, config).metrics)
+    metrics = evaluate(df, config).metrics
+    got = overall(metrics)
     assert got["roc_auc"] == pytest.approx(3 / 4, abs=1e-12)
     assert got["roc_auc_binned"] == pytest.approx(2 * (0 + 0.5 * 2) / (2 * 2), abs=1e-12)
     assert got["pr_auc_binned"] == pytest.approx((2 / 2) * (2 / (2 + 2)), abs=1e-12)
-    # The spec's bound: |binned − exact| ≤ ½ Σ_b W⁺_b W⁻_b / (P N) = ½·2·2/4.
-    assert abs(got["roc_auc_binned"] - got["roc_auc"]) <= 0.5 * 2 * 2 / 4 + 1e-12
+    # The spec's bound: |binned − exact| ≤ ½ Σ_b W⁺_b W⁻_b / (P N) = ½·2·2/4, reported as the
+    # row's error_bound; PR: one cell with hi = 2/(2 + 0) and lo = 0/(0 + 2), times W⁺/P = 1.
+    bounds = error_bounds(metrics)
+    assert bounds["roc_auc_binned"] == pytest.approx(0.5 * 2 * 2 / 4, abs=1e-12)
+    assert abs(got["roc_auc_binned"] - got["roc_auc"]) <= bounds["roc_auc_binned"] + 1e-12
+    assert bounds["pr_auc_binned"] == pytest.approx(1.0 * (2 / 2 - 0 / 2), abs=1e-12)
+    assert abs(got["pr_auc_binned"] - got["pr_auc"]) <= bounds["pr_auc_binned"] + 1e-12
+
+
+def test_auc_binned_separates_scores_across_a_cell_edge(spark: SparkSession) -> None:
+    """0.4999 and 0.5 are 1e-4 apart but on either side of the k/1000 edge 0.5 (k = 499 and
+    500): separate cells, so binned = exact and the ROC bound is 0. The PR bound follows its
+    formula: the top cell (0.5, W⁺ 2) has hi = 2/(2 + 0) and lo = 0/0 → 0, times W⁺/P = 1;
+    the 0.4999 cell has no positive. (docs/metrics.md says the bound is 0 when no cell holds
+    both classes: true of the ROC bound only.)"""
+    rows = [(0.4999, 0), (0.5, 1), (0.4999, 0), (0.5, 1)]
+    df = spark.createDataFrame(rows, "s double, y int")
+    config = {"task": "binary", "columns": {"score": "s", "label": "y"}, "metrics": AUC_METRICS}
+    metrics = evaluate(df, config).metrics
+    got = overall(metrics)
+    assert got["roc_auc"] == pytest.approx(1.0, abs=1e-12)
+    assert got["roc_auc_binned"] == pytest.approx(1.0, abs=1e-12)
+    assert got["pr_auc_binned"] == pytest.approx(1.0, abs=1e-12)
+    bounds = error_bounds(metrics)
+    assert bounds["roc_auc_binned"] == 0.0
+    assert bounds["pr_auc_binned"] == pytest.approx(1.0 * (2 / 2 - 0.0), abs=1e-12)
 
 
 def test_weighted_auc_with_ties(spark: SparkSession) -> None:
     """Weights 2, 1, 3, 1: P = 3, N = 4."""
     rows = [(s, y, w) for (s, y), w in zip(TIED_ROWS, [2.0, 1.0, 3.0, 1.0], strict=True)]
     df = spark.createDataFrame(rows, "s double, y int, w double")
-    config = binary_config(AUC_METRICS, auc_buckets=10)
+    config = binary_config(AUC_METRICS)
     got = overall(evaluate(df, config).metrics)
     # Pairs: positive 0.5 (w 2) ties negatives 0.5 (w 1 + 3): ½·2·4; positive 0.8 (w 1) wins: 1·4.
     roc = (0.5 * 2 * 4 + 1 * 4) / (3 * 4)
@@ -394,7 +445,6 @@ def test_auc_single_class_slices(spark: SparkSession) -> None:
         "columns": {"score": "s", "label": "y"},
         "slices": [[], ["g"]],
         "metrics": [*AUC_METRICS, "count"],
-        "auc_buckets": 10,
     }
     values = metric_values(evaluate(df, config).metrics)
     pos = (None, "g", "pos", None)
@@ -415,18 +465,20 @@ def test_auc_single_class_slices(spark: SparkSession) -> None:
 
 
 def test_roc_curve_points(spark: SparkSession) -> None:
-    """Non-empty buckets 8 and 5 (B = 10), descending, after the origin."""
+    """Non-empty cells of 0.8 and 0.5, descending, after the origin. A point's threshold is its
+    cell's lower edge max(k/1000, σ((j − 257)/16)): 0.8 → max(0.8, σ(22/16) = 0.798) = 0.8,
+    0.5 → max(0.5, σ(0) = 0.5) = 0.5 (both scores sit on a k/1000 edge)."""
     df = spark.createDataFrame(TIED_ROWS, "s double, y int")
     config = {
         "task": "binary",
         "columns": {"score": "s", "label": "y"},
         "metrics": ["roc_curve"],
-        "auc_buckets": 10,
     }
     roc = sorted(evaluate(df, config).roc.collect(), key=lambda r: r.point)
     assert [r.point for r in roc] == [0, 1, 2]
     assert (roc[0].threshold, roc[0].fpr, roc[0].tpr) == (None, 0.0, 0.0)
-    assert roc[1].threshold == pytest.approx(8 / 10, abs=1e-12)
+    assert roc[1].threshold == pytest.approx(max(800 / 1000, 1 / (1 + math.exp(-22 / 16))))
+    assert roc[1].threshold == pytest.approx(0.8, abs=1e-12)
     assert (roc[1].fpr, roc[1].tpr) == pytest.approx((0 / 2, 1 / 2), abs=1e-12)
     assert roc[1].precision == pytest.approx(1 / 1, abs=1e-12)
     assert roc[2].threshold == pytest.approx(5 / 10, abs=1e-12)
@@ -434,22 +486,46 @@ def test_roc_curve_points(spark: SparkSession) -> None:
     assert roc[2].precision == pytest.approx(2 / 4, abs=1e-12)
 
 
-# One score per bucket b = 0..9 (B = 10), labels by bucket; P = 6, N = 4.
+def test_roc_curve_threshold_is_the_log_odds_edge_in_the_tails(spark: SparkSession) -> None:
+    """Where the log-odds cells are finer than 0.001, the lower edge is σ((j − 257)/16):
+    s = 0.0037 → logit −5.596, j = ⌊−89.5⌋ + 257 = 167, edge σ(−90/16) = 0.0035936 > 3/1000;
+    s = 0.9 → logit 2.197, j = ⌊35.2⌋ + 257 = 292, edge σ(35/16) = 0.8991 < 900/1000 → 0.9;
+    s = 0 and s = 1e-9 share the saturated cell (k = 0, j = 0): edge 0."""
+    rows = [(0.9, 1), (0.0037, 1), (0.0037, 0), (1e-9, 0), (0.0, 1)]
+    df = spark.createDataFrame(rows, "s double, y int")
+    config = {"task": "binary", "columns": {"score": "s", "label": "y"}, "metrics": ["roc_curve"]}
+    roc = sorted(evaluate(df, config).roc.collect(), key=lambda r: r.point)
+    assert [r.point for r in roc] == [0, 1, 2, 3]
+    got = [(r.threshold, r.fpr, r.tpr) for r in roc[1:]]
+    # P = 3, N = 2; cumulative from the top: {0.9}, {0.9, 0.0037 ×2}, everything.
+    want = [
+        (0.9, 0 / 2, 1 / 3),
+        (1 / (1 + math.exp(90 / 16)), 1 / 2, 2 / 3),
+        (0.0, 2 / 2, 3 / 3),
+    ]
+    assert want[1][0] == pytest.approx(0.0035936, abs=1e-7)  # the log-odds edge, not 3/1000
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, abs=1e-12)
+
+
+# One score per cell, the k/1000 edges s_b = (100 b + 50)/1000 for b = 0..9 (each its own cell's
+# lower edge: no log-odds edge lies between k/1000 and s_b = k/1000); labels by cell; P = 6, N = 4.
 STAIR_LABELS = [0, 1, 0, 1, 0, 1, 0, 1, 1, 1]
+STAIR_SCORES = [(100 * b + 50) / 1000 for b in range(10)]
 
 
 def _stair_curve() -> list[tuple[float, float, float, float]]:
-    """(threshold, fpr, tpr, precision) at each bucket's lower edge, descending."""
+    """(threshold, fpr, tpr, precision) at each cell's lower edge s_b, descending."""
     points = []
     for b in range(9, -1, -1):
         tp = sum(STAIR_LABELS[b:])
         fp = len(STAIR_LABELS[b:]) - tp
-        points.append((b / 10, fp / 4, tp / 6, tp / (tp + fp)))
+        points.append((STAIR_SCORES[b], fp / 4, tp / 6, tp / (tp + fp)))
     return points
 
 
 def test_roc_curve_full_and_thinned(spark: SparkSession) -> None:
-    rows = [(b / 10 + 0.05, y) for b, y in enumerate(STAIR_LABELS)]
+    rows = list(zip(STAIR_SCORES, STAIR_LABELS, strict=True))
     df = spark.createDataFrame(rows, "s double, y int")
     full = _stair_curve()
     for roc_points in [200, 11, 6, 4, 3, 2]:
@@ -457,14 +533,13 @@ def test_roc_curve_full_and_thinned(spark: SparkSession) -> None:
             "task": "binary",
             "columns": {"score": "s", "label": "y"},
             "metrics": ["roc_curve"],
-            "auc_buckets": 10,
             "roc_points": roc_points,
         }
         roc = sorted(evaluate(df, config).roc.collect(), key=lambda r: r.point)
         assert [r.point for r in roc] == list(range(len(roc)))
         assert (roc[0].threshold, roc[0].fpr, roc[0].tpr) == (None, 0.0, 0.0)
         got = [(r.threshold, r.fpr, r.tpr, r.precision) for r in roc[1:]]
-        if roc_points >= 11:  # every one of the 10 non-empty buckets, plus the origin
+        if roc_points >= 11:  # every one of the 10 non-empty cells, plus the origin
             assert len(got) == len(full)
             for p, f in zip(got, full, strict=True):
                 assert p == pytest.approx(f, abs=1e-12)
@@ -477,7 +552,7 @@ def test_roc_curve_full_and_thinned(spark: SparkSession) -> None:
         assert positions == sorted(set(positions))
         for p, i in zip(got, positions, strict=True):
             assert p == pytest.approx(full[i], abs=1e-12)
-        assert got[-1] == pytest.approx((0.0, 1.0, 1.0, 6 / 10), abs=1e-12)
+        assert got[-1] == pytest.approx((0.05, 1.0, 1.0, 6 / 10), abs=1e-12)
 
 
 # ---------------------------------------------------------------- threshold table

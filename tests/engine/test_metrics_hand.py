@@ -11,7 +11,8 @@ from spark_calib import evaluate
 from tests.support.frames import metric_values, overall
 
 ALL_BINARY = ["ece", "mce", "rmsce", "brier", "nll", "accuracy", "count", "classwise_ece"]
-# (s, y): predictions 1, 0, 1, 1; confidences 0.9, 0.8, 0.6, 0.5; correct 1, 1, 0, 1.
+# (s, y). Positive-class view (the default): calibration pairs (c, o) = (s, y).
+# Top-label view: predictions 1, 0, 1, 1; confidences 0.9, 0.8, 0.6, 0.5; correct 1, 1, 0, 1.
 BINARY_ROWS = [(0.9, 1), (0.2, 0), (0.6, 0), (0.5, 1)]
 
 
@@ -25,14 +26,8 @@ def binary_config(**extra: object) -> dict:
     }
 
 
-def test_binary_left_closed(spark: SparkSession) -> None:
-    """M=5 left-closed: 0.5→bin 2, 0.6→bin 3 (on the edge 3/5), 0.8→bin 4 (edge), 0.9→bin 4."""
-    df = spark.createDataFrame(BINARY_ROWS, "s double, y int")
-    got = overall(evaluate(df, binary_config()).metrics)
-    # Bin gaps S_b: bin2 = 1−0.5, bin3 = 0−0.6, bin4 = (1−0.9)+(1−0.8).
-    assert got["ece"] == pytest.approx((0.5 + 0.6 + 0.3) / 4, abs=1e-12)
-    assert got["mce"] == pytest.approx(0.6, abs=1e-12)
-    assert got["rmsce"] == pytest.approx(math.sqrt((0.5**2 + 0.6**2 + 0.3**2 / 2) / 4), abs=1e-12)
+def _assert_scores_unchanged(got: dict) -> None:
+    """brier, nll and accuracy do not depend on the calibration view."""
     assert got["brier"] == pytest.approx((0.1**2 + 0.2**2 + 0.6**2 + 0.5**2) / 4, abs=1e-12)
     expected_nll = -(math.log(0.9) + math.log(0.8) + math.log(0.4) + math.log(0.5)) / 4
     assert got["nll"] == pytest.approx(expected_nll, abs=1e-12)
@@ -40,19 +35,58 @@ def test_binary_left_closed(spark: SparkSession) -> None:
     assert got["count"] == 4.0
 
 
+def test_binary_left_closed(spark: SparkSession) -> None:
+    """Positive class, M=5 left-closed on s: 0.2→bin 1 (on the edge 1/5), 0.5→bin 2,
+    0.6→bin 3 (on the edge 3/5), 0.9→bin 4."""
+    df = spark.createDataFrame(BINARY_ROWS, "s double, y int")
+    got = overall(evaluate(df, binary_config()).metrics)
+    # Bin gaps S_b = Σ(y − s): bin1 = 0−0.2, bin2 = 1−0.5, bin3 = 0−0.6, bin4 = 1−0.9.
+    assert got["ece"] == pytest.approx((0.2 + 0.5 + 0.6 + 0.1) / 4, abs=1e-12)
+    assert got["mce"] == pytest.approx(0.6, abs=1e-12)
+    assert got["rmsce"] == pytest.approx(
+        math.sqrt((0.2**2 + 0.5**2 + 0.6**2 + 0.1**2) / 4), abs=1e-12
+    )
+    _assert_scores_unchanged(got)
+
+
+def test_binary_top_label_view_left_closed(spark: SparkSession) -> None:
+    """binary_view top_label, M=5 left-closed on max(s, 1−s): 0.5→bin 2, 0.6→bin 3 (on the
+    edge 3/5), 0.8→bin 4 (edge), 0.9→bin 4."""
+    df = spark.createDataFrame(BINARY_ROWS, "s double, y int")
+    got = overall(evaluate(df, binary_config(binary_view="top_label")).metrics)
+    # Bin gaps S_b = Σ(correct − conf): bin2 = 1−0.5, bin3 = 0−0.6, bin4 = (1−0.9)+(1−0.8).
+    assert got["ece"] == pytest.approx((0.5 + 0.6 + 0.3) / 4, abs=1e-12)
+    assert got["mce"] == pytest.approx(0.6, abs=1e-12)
+    assert got["rmsce"] == pytest.approx(math.sqrt((0.5**2 + 0.6**2 + 0.3**2 / 2) / 4), abs=1e-12)
+    _assert_scores_unchanged(got)
+
+
 def test_binary_right_closed(spark: SparkSession) -> None:
-    """M=5 right-closed: 0.5 and 0.6 (edge) → bin 2, 0.8 (edge) → bin 3, 0.9 → bin 4."""
+    """Positive class, M=5 right-closed on s: 0.2 (edge) → bin 0, 0.5 and 0.6 (edge) → bin 2,
+    0.9 → bin 4."""
     df = spark.createDataFrame(BINARY_ROWS, "s double, y int")
     got = overall(
         evaluate(df, binary_config(binning={"n_bins": 5, "edges": "right_closed"})).metrics
     )
+    # bin0 = 0−0.2; bin2 = (0−0.6)+(1−0.5) = −0.1 over W=2; bin4 = 1−0.9.
+    assert got["ece"] == pytest.approx((0.2 + 0.1 + 0.1) / 4, abs=1e-12)
+    assert got["mce"] == pytest.approx(max(0.2, 0.1 / 2, 0.1), abs=1e-12)
+
+
+def test_binary_top_label_view_right_closed(spark: SparkSession) -> None:
+    """binary_view top_label, M=5 right-closed on max(s, 1−s): 0.5 and 0.6 (edge) → bin 2,
+    0.8 (edge) → bin 3, 0.9 → bin 4."""
+    df = spark.createDataFrame(BINARY_ROWS, "s double, y int")
+    config = binary_config(binning={"n_bins": 5, "edges": "right_closed"}, binary_view="top_label")
+    got = overall(evaluate(df, config).metrics)
     # bin2 = (0−0.6)+(1−0.5) = −0.1 over W=2; bin3 = 1−0.8; bin4 = 1−0.9.
     assert got["ece"] == pytest.approx((0.1 + 0.2 + 0.1) / 4, abs=1e-12)
     assert got["mce"] == pytest.approx(max(0.1 / 2, 0.2, 0.1), abs=1e-12)
 
 
 def test_binary_classwise(spark: SparkSession) -> None:
-    """Class 1 uses (s, [y=1]), class 0 uses (1−s, [y=0]); the macro row averages them."""
+    """Class 1 uses (s, [y=1]), class 0 uses (1−s, [y=0]); the macro row averages them. The
+    positive-class ECE is the class-1 row (same bins on s against [y=1])."""
     df = spark.createDataFrame(BINARY_ROWS, "s double, y int")
     values = metric_values(evaluate(df, binary_config()).metrics)
     # class 1: s = 0.9→bin4 (1), 0.2→bin1 (0), 0.6→bin3 (0), 0.5→bin2 (1).
@@ -63,6 +97,7 @@ def test_binary_classwise(spark: SparkSession) -> None:
     assert values[(*key, "1", "classwise_ece")] == pytest.approx(class1, abs=1e-12)
     assert values[(*key, "0", "classwise_ece")] == pytest.approx(class0, abs=1e-12)
     assert values[(*key, None, "classwise_ece")] == pytest.approx((class0 + class1) / 2, abs=1e-12)
+    assert values[(*key, None, "ece")] == pytest.approx(class1, abs=1e-12)
 
 
 def test_weights_and_zero_weight_bin(spark: SparkSession) -> None:
@@ -72,9 +107,12 @@ def test_weights_and_zero_weight_bin(spark: SparkSession) -> None:
     config = binary_config(columns={"score": "s", "label": "y", "weight": "w"})
     result = evaluate(df, config)
     got = overall(result.metrics)
-    # bin2: 1·(1−0.5); bin3: 0; bin4: 1·(1−0.9) + 2·(1−0.8); W = 4.
-    assert got["ece"] == pytest.approx((0.5 + 0.0 + 0.5) / 4, abs=1e-12)
-    assert got["mce"] == pytest.approx(max(0.5 / 1, 0.5 / 3), abs=1e-12)
+    # Positive class: bin1: 2·(0−0.2); bin2: 1·(1−0.5); bin3: 0·(0−0.6); bin4: 1·(1−0.9); W = 4.
+    assert got["ece"] == pytest.approx((0.4 + 0.5 + 0.0 + 0.1) / 4, abs=1e-12)
+    assert got["mce"] == pytest.approx(max(0.4 / 2, 0.5 / 1, 0.1 / 1), abs=1e-12)
+    assert got["rmsce"] == pytest.approx(
+        math.sqrt((0.4**2 / 2 + 0.5**2 / 1 + 0.1**2 / 1) / 4), abs=1e-12
+    )
     assert got["brier"] == pytest.approx((0.01 + 2 * 0.04 + 0 * 0.36 + 0.25) / 4, abs=1e-12)
     assert got["accuracy"] == pytest.approx((1 + 2 + 0 + 1) / 4, abs=1e-12)
     bin3 = result.reliability.where("class is null and bin = 3").collect()[0]
@@ -90,12 +128,10 @@ def test_all_weights_zero_gives_null_values(spark: SparkSession) -> None:
     assert all(got[name] is None for name in ["ece", "mce", "rmsce", "brier", "nll", "accuracy"])
 
 
-def test_reliability_bins_and_empty_bins(spark: SparkSession) -> None:
-    """All M bins are emitted, edges are b/M and (b+1)/M, empty bins have n=0 and null means."""
+def _reliability(spark: SparkSession, **extra: object) -> dict:
     df = spark.createDataFrame(BINARY_ROWS, "s double, y int")
-    rows = {
-        r.bin: r for r in evaluate(df, binary_config()).reliability.where("class is null").collect()
-    }
+    result = evaluate(df, binary_config(**extra))
+    rows = {r.bin: r for r in result.reliability.where("class is null").collect()}
     assert sorted(rows) == [0, 1, 2, 3, 4]
     assert [(rows[b].bin_lower, rows[b].bin_upper) for b in range(5)] == [
         (b / 5, (b + 1) / 5) for b in range(5)
@@ -106,10 +142,34 @@ def test_reliability_bins_and_empty_bins(spark: SparkSession) -> None:
         None,
         None,
     )
+    return rows
+
+
+def test_reliability_bins_and_empty_bins(spark: SparkSession) -> None:
+    """All M bins are emitted, edges are b/M and (b+1)/M, empty bins have n=0 and null means.
+    Positive class: mean_confidence is the mean s, accuracy the rate of y = 1."""
+    rows = _reliability(spark)
+    # s = 0.2 (y 0) → bin 1, 0.5 (y 1) → bin 2, 0.6 (y 0) → bin 3, 0.9 (y 1) → bin 4.
+    expected = {1: (0.2, 0.0), 2: (0.5, 1.0), 3: (0.6, 0.0), 4: (0.9, 1.0)}
+    for b, (confidence, rate) in expected.items():
+        assert rows[b].n == 1
+        assert rows[b].weight_sum == 1.0
+        assert rows[b].mean_confidence == pytest.approx(confidence, abs=1e-12)
+        assert rows[b].accuracy == rate
+        assert rows[b].gap == pytest.approx(rate - confidence, abs=1e-12)
+
+
+def test_reliability_bins_top_label_view(spark: SparkSession) -> None:
+    """binary_view top_label: confidences 0.9, 0.8 (both correct) share bin 4, 0.6 (wrong) is
+    in bin 3, 0.5 (correct) in bin 2; bins 0 and 1 are empty."""
+    rows = _reliability(spark, binary_view="top_label")
+    assert rows[1].n == 0
     assert rows[4].n == 2
     assert rows[4].mean_confidence == pytest.approx((0.9 + 0.8) / 2, abs=1e-12)
     assert rows[4].accuracy == 1.0
     assert rows[4].gap == pytest.approx(1.0 - 0.85, abs=1e-12)
+    assert (rows[3].n, rows[3].accuracy) == (1, 0.0)
+    assert rows[3].mean_confidence == pytest.approx(0.6, abs=1e-12)
 
 
 def test_one_row_slice_and_model_versions(spark: SparkSession) -> None:
@@ -122,12 +182,12 @@ def test_one_row_slice_and_model_versions(spark: SparkSession) -> None:
         metrics=["ece", "mce", "rmsce", "count"],
     )
     values = metric_values(evaluate(df, config).metrics)
-    # FR: s=0.3 → prediction 0, confidence 0.7, wrong.
+    # FR: s=0.3, y=1 → one bin with gap 1 − 0.3 = 0.7 (positive class: c = s, o = y).
     for metric in ["ece", "mce", "rmsce"]:
         assert values[("a", "country", "FR", None, metric)] == pytest.approx(0.7, abs=1e-12)
     assert values[("a", "country", "FR", None, "count")] == 1.0
     assert values[("a", "overall", "", None, "count")] == 3.0
-    # v "b" holds only s=0.6, y=0: confidence 0.6, wrong.
+    # v "b" holds only s=0.6, y=0: gap 0 − 0.6.
     assert values[("b", "overall", "", None, "ece")] == pytest.approx(0.6, abs=1e-12)
     assert ("a", "country", "US", None, "count") in values
     assert values[("a", "country", "US", None, "count")] == 2.0

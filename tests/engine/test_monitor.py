@@ -1,13 +1,17 @@
 """Drift and alerts, pinned by hand-computed cases (spark_calib.monitoring).
 
-Windows A and B: four binary rows each, 10 bins (left-closed), prediction = [s ≥ 0.5].
-  A: s = 0.9 (y 1), 0.9 (y 0), 0.2 (y 0), 0.2 (y 0) → confidences 0.9, 0.9, 0.8, 0.8.
-     Bin 9: correct 1 + 0, Σconf 1.8 → |1 − 1.8| = 0.8. Bin 8: correct 2, Σconf 1.6 → 0.4.
+Windows A and B: four binary rows each, 10 bins (left-closed) of the positive-class score s
+against y (the default binary_view), prediction = [s ≥ 0.5] for accuracy.
+  A: s = 0.9 (y 1), 0.9 (y 0), 0.2 (y 0), 0.2 (y 0).
+     Bin 9: Σy = 1 + 0, Σs = 1.8 → |1 − 1.8| = 0.8. Bin 2: Σy = 0, Σs = 0.4 → 0.4.
      ECE = (0.8 + 0.4)/4 = 0.3, accuracy = 3/4.
      SE(accuracy)² = 0.75·0.25/4 = 0.046875.
-     SE(ECE)² = (2/4)²·(0.5·0.5/2) + (2/4)²·(1·0/2) = 0.03125.
-  B: s = 0.9 (y 1) twice, 0.2 (y 0) twice → bin 9: |2 − 1.8| = 0.2, bin 8: |2 − 1.6| = 0.4.
-     ECE = 0.6/4 = 0.15, accuracy = 1, both standard errors 0.
+     SE(ECE)² = Σ_b (W_b/W)² a_b(1 − a_b)/n_b with a_b = Σy/W_b:
+              (2/4)²·(0.5·0.5/2) + (2/4)²·(0·1/2) = 0.03125.
+  B: s = 0.9 (y 1) twice, 0.2 (y 0) twice → bin 9: |2 − 1.8| = 0.2, bin 2: |0 − 0.4| = 0.4.
+     ECE = 0.6/4 = 0.15, accuracy = 1, both standard errors 0 (a_b ∈ {0, 1}).
+  (The top-label view, confidences 0.9, 0.9, 0.8, 0.8 against correct, happens to give the
+  same numbers on these windows: bin 8 takes the role of bin 2.)
 """
 
 from __future__ import annotations
@@ -269,28 +273,51 @@ def test_no_rules_give_an_empty_typed_table(spark: SparkSession) -> None:
 
 
 def test_sum_to_bins_keeps_the_calibration_metrics(spark: SparkSession) -> None:
-    """Summing the decision and histogram keys away leaves every bin's sums, so the
-    calibration metrics of the narrowed table equal those of the full one."""
+    """Summing the decision and threshold keys away (true_class, predicted_class,
+    threshold_bin) leaves every bin's and every fine cell's sums, so the calibration metrics of
+    the narrowed table equal those of the full one, with uniform and with equal-mass bins
+    (which are merged from the cells)."""
     from spark_calib import metrics_from_stats
     from spark_calib.stats.combine import sum_to_bins
 
     rows = tagged("a", WINDOW_A) + tagged("b", WINDOW_B)
     cfg = config(
-        metrics=["ece", "mce", "rmsce", "brier", "nll", "accuracy", "f1", "roc_auc_binned"]
+        metrics=[
+            "ece",
+            "mce",
+            "rmsce",
+            "brier",
+            "nll",
+            "accuracy",
+            "f1",
+            "roc_auc_binned",
+            "threshold_metrics",
+        ]
     )
     full = evaluate(spark.createDataFrame(rows, "v string, s double, y int"), cfg).stats
     narrow = sum_to_bins(full)
-    assert narrow.where("score_bin is not null or true_class is not null").count() == 0
+    dropped = "true_class is not null or predicted_class is not null or threshold_bin is not null"
+    assert full.where(dropped).count() > 0
+    assert narrow.where(dropped).count() == 0
+    # The cells stay: 0.9 and 0.2 of each version, the two labels of a cell summed together.
+    cells = narrow.where("cell is not null").select("model_version", "cell", "n").collect()
+    assert sorted((r.model_version, r.n) for r in cells) == [("a", 2), ("a", 2), ("b", 2), ("b", 2)]
     assert narrow.count() < full.count()
     names = ["ece", "mce", "rmsce", "brier", "nll", "accuracy"]
     calibration = {**cfg, "metrics": names}
+    equal_mass = {**calibration, "binning": {"n_bins": 10, "strategy": "equal_mass"}}
 
-    def values(frame: DataFrame) -> dict[tuple[str, str], float]:
+    def values(frame: DataFrame, config: dict[str, Any]) -> dict[tuple[str, str], float]:
         return {
             (r.model_version, r.metric): r.value
-            for r in metrics_from_stats(frame, calibration).collect()
+            for r in metrics_from_stats(frame, config).collect()
         }
 
-    expected = values(full)
-    assert values(narrow) == pytest.approx(expected, abs=TOL)
+    expected = values(full, calibration)
+    assert values(narrow, calibration) == pytest.approx(expected, abs=TOL)
     assert expected[("a", "ece")] == pytest.approx(ECE_A, abs=TOL)
+    expected_mass = values(full, equal_mass)
+    assert values(narrow, equal_mass) == pytest.approx(expected_mass, abs=TOL)
+    # Equal-mass, M = 10, on the two cells of A (weight 2 each): midpoints 1/4 and 3/4 put
+    # the 0.2 cell in bin 2 and the 0.9 cell in bin 7: the same two groups as the uniform bins.
+    assert expected_mass[("a", "ece")] == pytest.approx(ECE_A, abs=TOL)

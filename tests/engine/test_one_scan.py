@@ -1,5 +1,7 @@
 """One scan: once ``evaluate`` returns, metrics, reliability and stats read only the cached
-statistics, never the input; ``invalid`` reads the input only when rows were invalid."""
+statistics, never the input; ``invalid`` reads the input only when rows were invalid. The
+smooth ECE is the documented exception in form only: its metric rows are built on the driver
+from node sums collected from the cached statistics, so its frame has a driver-rows leaf."""
 
 from __future__ import annotations
 
@@ -37,8 +39,36 @@ ALL_FAMILIES = {
         "threshold_metrics",
     ],
     "cost_matrix": [[0, 1], [4, 0]],
-    "auc_buckets": 50,
 }
+# The families of the fine cells and the moment sums: the calibration metrics of the new sums,
+# KS / Hosmer–Lemeshow / Cox (window functions over the cells), the smooth ECE (node sums
+# collected to the driver) and equal-mass bins merged from the cells (ece, the reliability
+# table).
+CELL_FAMILIES = {
+    **CONFIG,
+    "metrics": [
+        "ece",
+        "mce",
+        "mean_prediction",
+        "calibration_ratio",
+        "normalized_entropy",
+        "spiegelhalter_z",
+        "spiegelhalter_p",
+        "brier_reliability",
+        "brier_resolution",
+        "brier_uncertainty",
+        "ks_calibration",
+        "hosmer_lemeshow",
+        "hosmer_lemeshow_p",
+        "calibration_slope",
+        "calibration_intercept",
+        "smooth_ece",
+        "roc_auc_binned",
+    ],
+    "binning": {"n_bins": 10, "strategy": "equal_mass"},
+}
+# Leaves of a frame built from rows on the driver (SparkSession.createDataFrame of a list).
+DRIVER_ROWS = {"Scan ExistingRDD", "LocalTableScan"}
 
 
 def outputs(result: EvaluationResult) -> list[DataFrame]:
@@ -68,7 +98,11 @@ def write_input(spark: SparkSession, path: Path, with_invalid: bool) -> None:
 
 
 @pytest.mark.parametrize("strategy", ["finest_grain", "grouping_sets"])
-@pytest.mark.parametrize("config", [CONFIG, ALL_FAMILIES], ids=["calibration", "all_families"])
+@pytest.mark.parametrize(
+    "config",
+    [CONFIG, ALL_FAMILIES, CELL_FAMILIES],
+    ids=["calibration", "all_families", "cell_families"],
+)
 def test_outputs_do_not_read_the_input(
     spark: SparkSession, tmp_path: Path, strategy: str, config: dict
 ) -> None:
@@ -127,16 +161,43 @@ def leaf_nodes(frame: DataFrame) -> list[str]:
     return [leaves.apply(i).nodeName() for i in range(leaves.size())]
 
 
-def test_plans_read_the_cached_statistics(spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "config", [ALL_FAMILIES, CELL_FAMILIES], ids=["all_families", "cell_families"]
+)
+def test_plans_read_the_cached_statistics(
+    spark: SparkSession, tmp_path: Path, config: dict
+) -> None:
     path = tmp_path / "log"
     write_input(spark, path, with_invalid=False)
     df = spark.read.parquet(str(path))
     assert any("Scan parquet" in name for name in leaf_nodes(df))
-    result = evaluate(df, ALL_FAMILIES)
+    result = evaluate(df, config)
     for frame in outputs(result):
         leaves = leaf_nodes(frame)
         assert leaves
-        assert set(leaves) == {"InMemoryTableScan"}
+        assert not any("parquet" in name.lower() for name in leaves), leaves
+        if frame is result.metrics and "smooth_ece" in config["metrics"]:
+            # The cached statistics, plus the smooth ECE's rows built on the driver.
+            assert "InMemoryTableScan" in leaves
+            assert set(leaves) - {"InMemoryTableScan"} <= DRIVER_ROWS, leaves
+        else:
+            assert set(leaves) == {"InMemoryTableScan"}
+    result.unpersist()
+
+
+def test_only_the_smooth_ece_builds_rows_on_the_driver(spark: SparkSession, tmp_path: Path) -> None:
+    """Without smooth_ece the cell families' metrics read only the cached statistics (window
+    functions over the cells, equal-mass bins); the smooth ECE alone is a driver-rows frame."""
+    path = tmp_path / "log"
+    write_input(spark, path, with_invalid=False)
+    df = spark.read.parquet(str(path))
+    others = [name for name in CELL_FAMILIES["metrics"] if name != "smooth_ece"]
+    result = evaluate(df, {**CELL_FAMILIES, "metrics": others})
+    assert set(leaf_nodes(result.metrics)) == {"InMemoryTableScan"}
+    result.unpersist()
+    result = evaluate(df, {**CELL_FAMILIES, "metrics": ["smooth_ece"]})
+    assert set(leaf_nodes(result.metrics)) <= DRIVER_ROWS
+    assert set(leaf_nodes(result.reliability)) == {"InMemoryTableScan"}
     result.unpersist()
 
 
@@ -169,7 +230,7 @@ def test_strategies_agree(
         "true_class",
         "predicted_class",
         "bin",
-        "score_bin",
+        "cell",
         "threshold_bin",
         "reason",
     ]
@@ -187,7 +248,16 @@ def test_strategies_agree(
             "sum_weight_confidence",
             "sum_weight_correct",
             "sum_weight_cost",
+            "sum_weight_outcome",
+            "sum_weight_sq",
+            "sum_weight_confidence_sq",
+            "sum_weight_confidence_outcome",
+            "sum_weight_sq_spiegelhalter",
+            "sum_weight_logit",
         ]:
+            if left[column] is None or right[column] is None:
+                assert left[column] is None and right[column] is None, column
+                continue
             assert left[column] == pytest.approx(right[column], abs=1e-9)
     for result in results:
         result.unpersist()

@@ -9,7 +9,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import evaluate
-from spark_calib_cli.console.summary import SummaryRow, collect_summary, direction
+from spark_calib_cli.console.summary import (
+    SummaryRow,
+    collect_summary,
+    direction,
+    positive_class_direction,
+)
 from spark_calib_cli.demo import logs as demo
 
 BINARY_ROWS = 60_000
@@ -42,15 +47,21 @@ def test_binary_log_schema(spark: SparkSession) -> None:
     )
 
 
+BINARY_CONFIG = {
+    "task": "binary",
+    "columns": {"score": "score", "label": "label", "model_version": "model_version"},
+    "slices": SLICES,
+    "max_invalid_fraction": 0.01,
+}
+
+
 def test_binary_demo_shows_each_kind_of_miscalibration(spark: SparkSession) -> None:
+    """The default positive-class view: ECE on the score against the label, and the direction
+    from the mean prediction against the base rate (equal here: the sharpened and flattened
+    logits keep the mean) and then the reliability slope (v2's scores too extreme: slope
+    below 1; v3's too timid: above 1)."""
     log = demo.binary_log(spark, rows=BINARY_ROWS)
-    config = {
-        "task": "binary",
-        "columns": {"score": "score", "label": "label", "model_version": "model_version"},
-        "slices": SLICES,
-        "max_invalid_fraction": 0.01,
-    }
-    result = evaluate(log, config)
+    result = evaluate(log, BINARY_CONFIG)
     rows = headline(collect_summary(result.metrics, result.reliability, top=1, min_rows=100))
     result.unpersist()
 
@@ -58,14 +69,31 @@ def test_binary_demo_shows_each_kind_of_miscalibration(spark: SparkSession) -> N
     worst_v1 = rows[("v1", 1)]
     assert worst_v1.slice_label == "country=BR, device=tablet"
     assert worst_v1.values["ece"] > BROKEN_ECE
-    assert (
-        direction(rows[("v2", 0)].values["mean_confidence"], rows[("v2", 0)].values["accuracy"])
-        == "over-confident"
-    )
-    assert (
-        direction(rows[("v3", 0)].values["mean_confidence"], rows[("v3", 0)].values["accuracy"])
-        == "under-confident"
-    )
+    for version, expected in (("v2", "over-confident"), ("v3", "under-confident")):
+        values = rows[(version, 0)].values
+        assert (
+            positive_class_direction(
+                values["mean_confidence"], values["mean_outcome"], values["reliability_slope"]
+            )
+            == expected
+        ), (version, values)
+
+
+def test_binary_demo_top_label_view_shows_each_kind_of_miscalibration(
+    spark: SparkSession,
+) -> None:
+    """binary_view top_label: the mean confidence of the predicted class against the
+    accuracy, as for multiclass."""
+    log = demo.binary_log(spark, rows=BINARY_ROWS)
+    result = evaluate(log, {**BINARY_CONFIG, "binary_view": "top_label"})
+    rows = headline(collect_summary(result.metrics, result.reliability, top=1, min_rows=100))
+    result.unpersist()
+
+    assert rows[("v1", 0)].values["ece"] < CALIBRATED_ECE
+    assert rows[("v1", 1)].slice_label == "country=BR, device=tablet"
+    for version, expected in (("v2", "over-confident"), ("v3", "under-confident")):
+        values = rows[(version, 0)].values
+        assert direction(values["mean_confidence"], values["accuracy"]) == expected
 
 
 def test_multiclass_demo_shows_each_kind_of_miscalibration(spark: SparkSession) -> None:

@@ -168,7 +168,6 @@ def binary_zoo(spark: SparkSession) -> dict[str, Any]:
         "columns": {"score": "s", "label": "y", "weight": "w", "model_version": "case"},
         "slices": [[], ["g"]],
         "metrics": BINARY_ZOO_METRICS,
-        "auc_buckets": 10,
         **ALL,
     }
     result = evaluate(df, config)
@@ -196,21 +195,24 @@ def test_binary_row_reason(binary_zoo: dict[str, Any], case: str, reason: str) -
 
 
 LN = math.log
+# Binary calibration is on the positive class: bins of s against y (ece = Σ_b |Σ(y − s)| / W);
+# accuracy thresholds s at 0.5.
 BINARY_VALUES: dict[str | None, Expected] = {
-    # y = −0.0 is label 0: s = 0.3 → predict 0 with confidence 0.7, right.
+    # y = −0.0 is label 0: s = 0.3 against y = 0, gap 0.3; predict 0, right.
     "label_neg_zero": overall_values(
         ece=0.3, accuracy=1.0, brier=0.09, nll=-LN(0.7), count=1.0, pr_auc=None, roc_auc=None
     ),
-    # s = −0.0 is in range: predict 0 with confidence 1 − (−0) = 1, right; p_y = 1, nll = 0.
+    # s = −0.0 is in range: s = 0 against y = 0, gap 0; predict 0, right; p_y = 1, nll = 0.
     "score_neg_zero": overall_values(ece=0.0, mce=0.0, accuracy=1.0, brier=0.0, nll=0.0),
-    # s = 1 with y = 0: confidence 1, wrong; nll clipped at ε = 1e-15.
+    # s = 1 with y = 0: gap 1, wrong; nll (from a probability) clipped at ε = 1e-15.
     "score_one_wrong": overall_values(
         ece=1.0, mce=1.0, rmsce=1.0, accuracy=0.0, brier=1.0, nll=NLL_OF_EPS
     ),
-    # A null model_version is a valid row, reported under model_version null.
+    # A null model_version is a valid row, reported under model_version null: s = 0.8, y = 1.
     None: overall_values(ece=0.2, accuracy=1.0, count=1.0),
-    # Four rows at s = 0.7 (bin 10 of 15), y = 1, 1, 0, 1: conf 0.7, acc 0.75.
-    # All scores tied: the one negative ties with 3 positives, so AUC = ½; AP = 3/4.
+    # Four rows at s = 0.7 (bin 10 of 15), y = 1, 1, 0, 1: mean s 0.7, rate of y = 1 0.75.
+    # All scores tied (one fine cell): the one negative ties with 3 positives, so AUC = ½;
+    # AP = 3/4.
     "one_bin": overall_values(
         ece=0.05,
         mce=0.05,
@@ -225,10 +227,10 @@ BINARY_VALUES: dict[str | None, Expected] = {
         pr_auc_binned=0.75,
         balanced_accuracy=(3 / 3 + 0 / 1) / 2,
     ),
-    # Labels all 0, s = 0.1, 0.2, 0.6, 0.3: confidences 0.9, 0.8, 0.6, 0.7 in four bins,
-    # right, right, wrong, right. No positive: every AUC is null. Only class 0 is ever true,
-    # so balanced accuracy = recall_0 = 3/4; class 1 (predicted once) has precision 0/1 and
-    # recall 0/0 = 0 (scikit-learn's zero_division).
+    # Labels all 0, s = 0.1, 0.2, 0.6, 0.3 in four bins (1, 3, 9, 4), gaps 0.1, 0.2, 0.6, 0.3;
+    # predictions right, right, wrong, right. No positive: every AUC is null. Only class 0 is
+    # ever true, so balanced accuracy = recall_0 = 3/4; class 1 (predicted once) has precision
+    # 0/1 and recall 0/0 = 0 (scikit-learn's zero_division).
     "single_class": {
         **overall_values(
             ece=(0.1 + 0.2 + 0.6 + 0.3) / 4,
@@ -284,7 +286,7 @@ BINARY_VALUES: dict[str | None, Expected] = {
         pr_auc=None,
         balanced_accuracy=None,
     ),
-    # g = b holds one row: s = 0.3, y = 1 → confidence 0.7, wrong. One class only: roc_auc
+    # g = b holds one row: s = 0.3, y = 1 → gap 0.7; predict 0, wrong. One class only: roc_auc
     # null; the one positive ranks first, so AP = 1; balanced accuracy = recall_1 = 0.
     # g = a: positives 0.9, 0.6 both above the negative 0.2: AUC 1.
     "one_row_slice": {
@@ -320,14 +322,16 @@ def test_binary_case_reliability(binary_zoo: dict[str, Any]) -> None:
     assert all(
         r.mean_confidence is None and r.accuracy is None for i, r in enumerate(one_bin) if i != 10
     )
-    # s = −0.0 → confidence 1.0 is in the last bin.
-    assert (bins[("score_neg_zero", 14)].n, bins[("score_neg_zero", 14)].mean_confidence) == (
+    # s = −0.0 is in the first bin, with mean score 0.
+    assert (bins[("score_neg_zero", 0)].n, bins[("score_neg_zero", 0)].mean_confidence) == (
         1,
-        1.0,
+        0.0,
     )
-    # Zero weights: n counts the rows, the means are null (0/0), never 0 or NaN.
+    assert bins[("score_neg_zero", 0)].accuracy == 0.0
+    # Zero weights: n counts the rows, the means are null (0/0), never 0 or NaN; s = 0.2,
+    # 0.7, 0.9 are in bins 3 (the edge 3/15), 10 and 13.
     zero = [bins[("zero_weights", b)] for b in range(15) if bins[("zero_weights", b)].n > 0]
-    assert sorted(r.bin for r in zero) == [10, 12, 13]
+    assert sorted(r.bin for r in zero) == [3, 10, 13]
     assert all(
         (r.weight_sum, r.mean_confidence, r.accuracy, r.gap) == (0.0, None, None, None)
         for r in zero
@@ -430,13 +434,16 @@ def test_multiclass_case_values(multiclass_zoo: dict[str, Any], case: str, want:
     assert_values(multiclass_zoo["values"], case, want)
 
 
-# Logits, K = 2. The softmax subtracts the row max, so finite logits never overflow.
+# Logits, K = 2. The softmax subtracts the row max, so finite logits never overflow; nll is
+# the exact log-softmax logsumexp(z) − z_y, never clipped at ε.
 LOGIT_ZOO: list[tuple[str, list[float], int]] = [
     ("element_neg_inf", [-INF, 0.0], 0),
     ("empty", [], 0),
     ("length_1", [1.0], 0),
     ("extreme_spread", [1e308, -1e308], 0),  # p = (1, 0): right, confidence 1
     ("extreme_equal", [1e308, 1e308], 1),  # p = (½, ½): first argmax 0, wrong
+    # p_0 = e^−40/(1 + e^−40) ≈ 4e-18 < ε: −log p_0 = 40 + log(1 + e^−40), not −log ε ≈ 34.5.
+    ("confident_wrong", [0.0, 40.0], 0),
 ]
 LOGIT_REASONS = {
     "element_neg_inf": "non_finite_logits",
@@ -446,6 +453,7 @@ LOGIT_REASONS = {
 LOGIT_VALUES: dict[str, Expected] = {
     "extreme_spread": overall_values(ece=0.0, accuracy=1.0, brier=0.0, nll=0.0),
     "extreme_equal": overall_values(ece=0.5, accuracy=0.0, brier=0.25 + 0.25, nll=LN(2.0)),
+    "confident_wrong": overall_values(accuracy=0.0, nll=40.0 + math.log1p(math.exp(-40.0))),
 }
 
 

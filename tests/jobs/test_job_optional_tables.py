@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 
+import numpy as np
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -44,12 +45,12 @@ from tests.support.jobs_optional_tables import (
     regression_config,
     regression_rows,
 )
+from tests.support.reference_sklearn import cell_lower, cell_of
 
 N_PER_VERSION = 20
 VERSIONS = ("a", "b")
 # Keys per run: each version's overall slice and its two countries.
 N_KEYS = len(VERSIONS) * 3
-AUC_BUCKETS = 10
 DECISION_THRESHOLD = 0.5
 
 
@@ -168,11 +169,14 @@ def test_roc_points_run_from_the_origin_to_one_one(spark: SparkSession, binary_r
         .collect()
     )
 
-    buckets = {min(math.floor(s * AUC_BUCKETS), AUC_BUCKETS - 1) for s, _ in binary_rows_of("b")}
-    assert [row["point"] for row in points] == list(range(len(buckets) + 1))
+    # One point per non-empty fine cell (the NumPy grid of tests/support), at the cell's lower
+    # edge max(k/1000, σ((j − 257)/16)), by descending score.
+    cells = sorted({int(c) for c in cell_of(np.array([s for s, _ in binary_rows_of("b")]))})
+    assert len(cells) == N_PER_VERSION  # scores k/21 are 0.048 apart: one cell each
+    assert [row["point"] for row in points] == list(range(len(cells) + 1))
     assert (points[0]["threshold"], points[0]["fpr"], points[0]["tpr"]) == (None, 0.0, 0.0)
     assert [row["threshold"] for row in points[1:]] == pytest.approx(
-        [b / AUC_BUCKETS for b in sorted(buckets, reverse=True)]
+        list(cell_lower(cells[::-1])), abs=1e-12
     )
     assert (points[-1]["fpr"], points[-1]["tpr"]) == (1.0, 1.0)
 

@@ -1,7 +1,9 @@
 """Oracle tests: evaluate() against the NumPy reference and scikit-learn, per slice and version.
 
 Every expected number comes from ``tests/support/reference.py`` or scikit-learn on the same
-seeded pandas data, never from the engine. Each case is evaluated once (the oracle tier's shared
+seeded pandas data, never from the engine. Binary calibration (ece, mce, rmsce and the class-null
+reliability bins) is on the positive class, (s, y), unless the case sets ``binary_view:
+top_label`` (max(s, 1 − s) against correct). Each case is evaluated once (the oracle tier's shared
 ``evaluations`` fixture) and its metrics and reliability tables are collected and compared group
 by group to 1e-9.
 """
@@ -57,7 +59,8 @@ CASES: dict[str, Case] = {
             "metrics": list(ref.ALL_METRICS),
         },
     ),
-    # Weighted, per model version, a non-default threshold.
+    # Weighted, per model version, a non-default threshold (which moves accuracy only: the
+    # positive-class bins do not depend on it).
     "binary_weighted": Case(
         lambda: ref.binary_log(12, N_ROWS, weighted=True),
         BINARY_DDL,
@@ -69,6 +72,21 @@ CASES: dict[str, Case] = {
             "metrics": list(ref.ALL_METRICS),
             "threshold": 0.4,
             "nll_eps": 1e-15,
+        },
+    ),
+    # The top-label view of a binary log (the pre-positive-class contract): weighted, per model
+    # version, a threshold of 0.6 (which moves the confidences and correctness of the bins).
+    "binary_top_label_view": Case(
+        lambda: ref.binary_log(18, N_ROWS, weighted=True),
+        BINARY_DDL,
+        {
+            "task": "binary",
+            "columns": {"score": "s", "label": "y", "weight": "w", "model_version": "mv"},
+            "slices": SLICES,
+            "binning": {"n_bins": 15, "edges": "left_closed"},
+            "metrics": list(ref.ALL_METRICS),
+            "threshold": 0.6,
+            "binary_view": "top_label",
         },
     ),
     # K = 10 probabilities, unweighted, classwise rows labelled by class_names.
@@ -98,7 +116,7 @@ CASES: dict[str, Case] = {
             "metrics": list(ref.ALL_METRICS),
         },
     ),
-    # K = 10 logits (softmax in the engine), weighted.
+    # K = 10 logits (softmax in the engine; nll is the exact log-softmax), weighted.
     "multiclass_logits": Case(
         lambda: ref.multiclass_log(15, N_ROWS, weighted=True),
         MULTICLASS_DDL,
@@ -262,6 +280,31 @@ def test_positive_class_curve_matches_sklearn_calibration_curve(evaluations: Eva
                 f"got {got_true}/{got_pred}"
             )
     assert_no_diff(problems)
+
+
+@pytest.mark.parametrize("name", ["binary", "binary_weighted"])
+def test_binary_ece_is_the_class_1_classwise_ece(evaluations: Evaluations, name: str) -> None:
+    """Positive-class view: ece and the class-null reliability bins are the class-1 one-vs-rest
+    ones (the same bins of s against [y = 1]), per group; the top-label view differs."""
+    ev = evaluated(evaluations, name)
+    n_bins = ev.config["binning"]["n_bins"]
+    problems: list[str] = []
+    for mv, slice_name, slice_value, _ in ref.iter_groups(ev.pdf, ev.config):
+        key = (mv, slice_name, slice_value)
+        ece = ev.metrics[(*key, None, "ece")]["value"]
+        class_1 = ev.metrics[(*key, "1", "classwise_ece")]["value"]
+        if ece is None or class_1 is None or abs(ece - class_1) > ATOL:
+            problems.append(f"{key}: ece {ece!r}, class-1 classwise_ece {class_1!r}")
+        for b in range(n_bins):
+            top, one = ev.reliability[(*key, None, b)], ev.reliability[(*key, "1", b)]
+            problems += ref.diff_tables({(*key, b): top}, {(*key, b): one}, atol=ATOL)
+    assert_no_diff(problems)
+    top_label = ref.expected_tables(ev.pdf, {**ev.config, "binary_view": "top_label"})[0]
+    assert any(
+        abs(top_label[k]["value"] - ev.metrics[k]["value"]) > 1e-3  # type: ignore[operator]
+        for k in top_label
+        if k[4] == "ece" and k[3] is None
+    ), "the top-label view should give other ECEs on this data"
 
 
 @pytest.mark.parametrize("edges", ["left_closed", "right_closed"])

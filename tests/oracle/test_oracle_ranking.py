@@ -1,16 +1,21 @@
 """Oracle tests of the binary ranking metrics (docs/metrics.md) against scikit-learn/NumPy.
 
 Weighted binary logs per model version and per slice [[], [g], [g, h]], with continuous scores,
-scores rounded to 2 decimals (heavy ties, scores exactly on thresholds and bucket edges) and
-scores on the grid k/100, k < 100 (one score per bucket with B = 100). Expected values come
+scores rounded to 2 decimals (heavy ties, scores exactly on thresholds and on k/1000 cell edges,
+and pairs of distinct scores sharing a fine cell) and scores on the grid k/100, k < 100 (one
+score per fine cell). The binned metrics read the fine cells (docs/metrics.md, "Fine cells",
+grid version 1; NumPy grid in ``tests/support/calibration_reference.py``). Expected values come
 from ``tests/support/reference_sklearn.py``, never from the engine:
 
 * roc_auc / pr_auc (exact) = roc_auc_score / average_precision_score to 1e-9, null when the
-  spec says so (slices g = p: only positives, g = q: only negatives, g = o: weight 0);
-* roc_auc_binned / pr_auc_binned within the spec's bound of the exact value, equal to the
-  spec's histogram formula, and equal to the exact value when every bucket holds one score;
+  spec says so (slices g = p: only positives, g = q: only negatives, g = o: weight 0); their
+  error_bound is null;
+* roc_auc_binned / pr_auc_binned within the spec's bound of the exact value, with that bound in
+  their error_bound column, equal to the spec's cell formula, and equal to the exact value when
+  every cell holds one score;
 * the thresholds table = NumPy counts; the roc table's points lie on scikit-learn's roc_curve
-  of the bucketed scores, all of them or thinned to roc_points (8, 200 and 2).
+  of the scores replaced by their cells, at the cells' documented lower edges, all of them or
+  thinned to roc_points (8, 200 and 2).
 """
 
 from __future__ import annotations
@@ -50,9 +55,10 @@ ROC_KEY = ("model_version", "slice_name", "slice_value", "point")
 
 def ranking_log(seed: int, scores: str, *, weighted: bool = True, n: int = N_ROWS) -> pd.DataFrame:
     """y ~ Bernoulli(u^1.3), u ~ Beta(2, 2); s = u (``continuous``), round(u, 2) with some
-    0, 1 and threshold values (``round2``), or floor(100 u) / 100 = the bucket edges k/100,
-    k < 100 (``grid``). Slice g = p holds only positives (v1), g = q only negatives (v2), and
-    when weighted g = o (v2) only rows of weight 0 (P = N = 0)."""
+    0, 1 and threshold values and pairs of distinct scores in one fine cell (``round2``), or
+    floor(100 u) / 100 = the cell edges k/100, k < 100 (``grid``). Slice g = p holds only
+    positives (v1), g = q only negatives (v2), and when weighted g = o (v2) only rows of
+    weight 0 (P = N = 0)."""
     rng = np.random.default_rng(seed)
     u = rng.beta(2.0, 2.0, size=n)
     y = (rng.uniform(size=n) < u**1.3).astype(np.int32)
@@ -61,6 +67,9 @@ def ranking_log(seed: int, scores: str, *, weighted: bool = True, n: int = N_ROW
     elif scores == "round2":
         s = np.round(u, 2)
         s[:8] = [0.0, 0.0, 1.0, 1.0, 0.73, 0.2, 0.5, 0.99]
+        # Distinct scores sharing a cell: 1e-8 with 0 (log-odds cell 0, below σ(−16)),
+        # 1 − 1e-8 with 1 (cell 513, from σ(16) up), 0.5004 with 0.5 (k = 500, j = 257).
+        s[8:16] = [1e-8, 1e-8, 1 - 1e-8, 1 - 1e-8, 0.5004, 0.5004, 0.5, 0.5]
     elif scores == "grid":
         s = np.floor(u * 100) / 100
         s[:3] = [0.0, 0.29, 0.57]  # fl(k/100)·100 < k for k = 29, 57: floor(s·B) is off by one
@@ -110,24 +119,23 @@ def _config(**extra: Any) -> dict[str, Any]:
 
 
 CASES: dict[str, Case] = {
-    # Few buckets (the binning matters) and few ROC points (the curve is thinned).
-    "continuous": Case(
-        lambda: ranking_log(51, "continuous"), _config(auc_buckets=20, roc_points=8)
-    ),
-    # Heavy ties, scores on the thresholds and on bucket edges; 0.99 and 1.0 share the last
-    # bucket, so the binned AUCs may differ from the exact ones (within the bound).
-    # Thresholds 0 and 1 too (rows with s = 0 and s = 1 exist).
+    # 2,000 continuous scores mostly in the 0.001-wide middle cells (some cells hold both
+    # classes, so the binning matters) and few ROC points (the curve is thinned).
+    "continuous": Case(lambda: ranking_log(51, "continuous"), _config(roc_points=8)),
+    # Heavy ties, scores on the thresholds and on k/1000 cell edges; 1e-8 and 0, 1 − 1e-8 and
+    # 1, 0.5004 and 0.5 share a cell, so the binned AUCs may differ from the exact ones (within
+    # the bound). Thresholds 0 and 1 too (rows with s = 0 and s = 1 exist).
     "round2": Case(
         lambda: ranking_log(52, "round2"),
-        _config(auc_buckets=100, roc_points=1000, thresholds=[0.0, *THRESHOLDS, 1.0]),
+        _config(roc_points=1000, thresholds=[0.0, *THRESHOLDS, 1.0]),
     ),
-    # One distinct score per bucket, in order: binning changes nothing. GROUPING SETS, and
+    # One distinct score per cell, in order: binning changes nothing. GROUPING SETS, and
     # roc_points = 2: every curve is thinned to the origin and its (1, 1) point.
     "grid": Case(
         lambda: ranking_log(53, "grid"),
-        _config(auc_buckets=100, roc_points=2, slice_strategy="grouping_sets"),
+        _config(roc_points=2, slice_strategy="grouping_sets"),
     ),
-    # Unweighted, the defaults: B = 10000, roc_points = 200 (thinned), thresholds [0.5].
+    # Unweighted, the defaults: roc_points = 200 (thinned), thresholds [0.5].
     "defaults": Case(
         lambda: ranking_log(54, "continuous", weighted=False),
         {
@@ -181,10 +189,6 @@ def groups(ev: Evaluated):
         yield key, gdf["y"].to_numpy().astype(np.int64), gdf["s"].to_numpy(np.float64), w
 
 
-def n_buckets(config: dict[str, Any]) -> int:
-    return int(config.get("auc_buckets", 10_000))
-
-
 def value(ev: Evaluated, key: tuple, metric: str) -> Any:
     row = ev.metrics.get((*key, None, metric))
     if row is None:
@@ -200,11 +204,12 @@ def assert_no_diff(problems: list[str]) -> None:
 def test_exact_auc_matches_sklearn(evaluations: Evaluations, name: str) -> None:
     """roc_auc = roc_auc_score and pr_auc = average_precision_score (weighted, tie-aware)
     per model version × slice, with n and weight_sum; roc_auc null when P = 0 or N = 0,
-    pr_auc null when P = 0; count rows; no other metric rows for these names."""
+    pr_auc null when P = 0; count rows; no other metric rows for these names; exact values
+    carry no error_bound."""
     ev = evaluated(evaluations, name)
     want: ref.Table = {}
     for key, y, s, w in groups(ev):
-        common = {"n": len(y), "weight_sum": float(w.sum())}
+        common = {"n": len(y), "weight_sum": float(w.sum()), "error_bound": None}
         for metric, v in sk.exact_auc(y, s, w).items():
             want[(*key, None, metric)] = {"value": v, **common}
         want[(*key, None, "count")] = {"value": float(len(y)), **common}
@@ -217,57 +222,74 @@ def test_exact_auc_matches_sklearn(evaluations: Evaluations, name: str) -> None:
 @pytest.mark.parametrize("name", list(CASES))
 def test_binned_auc_within_bound_of_exact(evaluations: Evaluations, name: str) -> None:
     """|roc_auc_binned − roc_auc_score| ≤ ½ Σ_b W⁺_b W⁻_b / (P N) and |pr_auc_binned −
-    average_precision_score| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b), per key (bounds from NumPy);
-    null exactly where the exact metric is null."""
+    average_precision_score| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b) over the fine cells b, per key
+    (bounds from NumPy); the row's error_bound is that bound; null exactly where the exact
+    metric is null."""
     ev = evaluated(evaluations, name)
     problems: list[str] = []
+    largest_bound = 0.0
     for key, y, s, w in groups(ev):
         exact = sk.exact_auc(y, s, w)
-        binned = sk.binned_auc(y, s, w, n_buckets(ev.config))
+        binned = sk.binned_auc(y, s, w)
         for metric, bound_name, exact_name in (
             ("roc_auc_binned", "roc_bound", "roc_auc"),
             ("pr_auc_binned", "pr_bound", "pr_auc"),
         ):
             got = value(ev, key, metric)
+            reported = ev.metrics[(*key, None, metric)]["error_bound"]
             want, bound = exact[exact_name], binned[bound_name]
             if want is None or got is None:
-                if not (want is None and got is None):
-                    problems.append(f"{key} {metric}: exact {want!r}, got {got!r}")
+                if not (want is None and got is None and reported is None):
+                    problems.append(
+                        f"{key} {metric}: exact {want!r}, got {got!r} (bound {reported!r})"
+                    )
                 continue
+            assert bound is not None
+            largest_bound = max(largest_bound, bound)
+            if reported is None or abs(reported - bound) > ATOL:
+                problems.append(f"{key} {metric}: error_bound {reported!r}, NumPy {bound!r}")
             if abs(got - want) > bound + BOUND_SLACK:
                 problems.append(
                     f"{key} {metric}: |{got!r} − exact {want!r}| = {abs(got - want):.3g} "
                     f"> bound {bound:.3g}"
                 )
     assert_no_diff(problems)
+    if name in ("continuous", "round2"):
+        assert largest_bound > 0, "expected some cell holding both classes"
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_binned_auc_matches_histogram_formula(evaluations: Evaluations, name: str) -> None:
     """roc_auc_binned = Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N) and pr_auc_binned =
-    Σ_b (W⁺_b / P) TP_{≥b} / (TP_{≥b} + FP_{≥b}) over the B left-closed buckets with the
-    double edges k/B (scores on an edge belong to the bucket above; s = 1 to the last)."""
+    Σ_b (W⁺_b / P) TP_{≥b} / (TP_{≥b} + FP_{≥b}) over the fine cells b (the k/1000 cells
+    with the double edges, left-closed, 1.0 in the last, intersected with the 1/16 log-odds
+    cells), with their bounds as error_bound."""
     ev = evaluated(evaluations, name)
     want: ref.Table = {}
     for key, y, s, w in groups(ev):
-        binned = sk.binned_auc(y, s, w, n_buckets(ev.config))
+        binned = sk.binned_auc(y, s, w)
         common = {"n": len(y), "weight_sum": float(w.sum())}
-        for metric in ("roc_auc_binned", "pr_auc_binned"):
-            want[(*key, None, metric)] = {"value": binned[metric], **common}
+        for metric, bound_name in (("roc_auc_binned", "roc_bound"), ("pr_auc_binned", "pr_bound")):
+            want[(*key, None, metric)] = {
+                "value": binned[metric],
+                "error_bound": binned[bound_name],
+                **common,
+            }
     got = {k: v for k, v in ev.metrics.items() if k[4] in ("roc_auc_binned", "pr_auc_binned")}
     assert_no_diff(ref.diff_tables(got, want, atol=ATOL))
 
 
-def test_binned_auc_equals_exact_when_buckets_separate_scores(evaluations: Evaluations) -> None:
-    """Scores k/100 (k < 100, the edges themselves) with B = 100: every distinct score has its
-    own bucket, in the same order, so the binned AUCs equal roc_auc_score and
-    average_precision_score to 1e-9."""
+def test_binned_auc_equals_exact_when_cells_separate_scores(evaluations: Evaluations) -> None:
+    """Scores k/100 (k < 100, k/1000-cell edges themselves): every distinct score has its own
+    fine cell, in the same order, so the binned AUCs equal roc_auc_score and
+    average_precision_score to 1e-9 (tied rows of one score still count ½, as in the exact
+    AUC, so the error_bound, checked above, need not be 0)."""
     ev = evaluated(evaluations, "grid")
     problems: list[str] = []
     for key, y, s, w in groups(ev):
-        b = sk.bucket_of(s, n_buckets(ev.config))
+        b = sk.cell_of(s)
         _, first = np.unique(s, return_index=True)
-        # The premise: bucket is a strictly increasing function of the distinct scores.
+        # The premise: the cell is a strictly increasing function of the distinct scores.
         assert np.all(np.diff(b[first]) > 0), key
         exact = sk.exact_auc(y, s, w)
         for metric, exact_name in (("roc_auc_binned", "roc_auc"), ("pr_auc_binned", "pr_auc")):
@@ -296,22 +318,30 @@ def test_threshold_table_matches_numpy(evaluations: Evaluations, name: str) -> N
 @pytest.mark.parametrize("name", list(CASES))
 def test_roc_table_points_lie_on_sklearn_curve(evaluations: Evaluations, name: str) -> None:
     """Per key with P, N > 0: at most roc_points rows; point 0 is the origin (threshold null);
-    then thresholds b/B strictly decreasing, each point's (fpr, tpr) the vertex of scikit-learn's
-    roc_curve on the bucketed scores at bucket b (precision TP_{≥b}/(TP_{≥b}+FP_{≥b})), so fpr
-    and tpr never decrease; the last point is (1, 1); without thinning, every non-empty bucket
-    has its point."""
+    then thresholds strictly decreasing, each the documented lower edge max(k/1000,
+    σ((j − 257)/16)) of a non-empty fine cell b = 514·k + j, each point's (fpr, tpr) the vertex
+    of scikit-learn's roc_curve on the scores replaced by their cells at cell b (precision
+    TP_{≥b}/(TP_{≥b}+FP_{≥b})), so fpr and tpr never decrease; the last point is (1, 1);
+    without thinning, every non-empty cell has its point."""
     ev = evaluated(evaluations, name)
     assert ev.roc is not None, "roc_curve requested but result.roc is None"
     problems, thinned = roc_problems(ev)
     assert_no_diff(problems)
     if name in ("continuous", "defaults", "grid"):
-        assert thinned > 0, "expected some keys with more buckets than roc_points"
+        assert thinned > 0, "expected some keys with more cells than roc_points"
+
+
+def _cell_at(threshold: float | None, cells: np.ndarray, lowers: np.ndarray) -> int | None:
+    """The non-empty cell whose documented lower edge is ``threshold`` (to 1e-12), if any."""
+    if threshold is None:
+        return None
+    i = int(np.argmin(np.abs(lowers - threshold)))
+    return int(cells[i]) if abs(lowers[i] - threshold) <= 1e-12 else None
 
 
 def roc_problems(ev: Evaluated) -> tuple[list[str], int]:
     """The roc table's departures from the expected points, and how many keys were thinned."""
     assert ev.roc is not None
-    big_b = n_buckets(ev.config)
     roc_points = int(ev.config.get("roc_points", 200))
     by_key: dict[tuple, list[dict[str, Any]]] = {}
     for row in ev.roc:
@@ -322,7 +352,11 @@ def roc_problems(ev: Evaluated) -> tuple[list[str], int]:
         if np.sum(w * (y == 1)) == 0 or np.sum(w * (y == 0)) == 0:
             continue  # the spec leaves the curve of a one-class key open
         rows = sorted(by_key.get(key, []), key=lambda r: r["point"])
-        vertices, weightless = sk.roc_vertices(y, s, w, big_b)
+        vertices, weightless = sk.roc_vertices(y, s, w)
+        cells = np.array(sorted(vertices), dtype=np.int64)
+        lowers = sk.cell_lower(cells)
+        # The premise of matching a point to its cell by threshold: distinct lower edges.
+        assert np.all(np.diff(lowers) > 1e-12), key
         if not rows:
             problems.append(f"{key}: no roc rows")
             continue
@@ -335,21 +369,25 @@ def roc_problems(ev: Evaluated) -> tuple[list[str], int]:
         if len(set(points)) != len(points):
             problems.append(f"{key}: repeated point numbers {points}")
         previous = (0.0, 0.0, 2.0)  # fpr, tpr, threshold
+        got_cells: set[int] = set()
         for r in rows[1:]:
             t = r["threshold"]
-            b = round(t * big_b) if t is not None else -1
-            if t is None or abs(t - b / big_b) > 1e-12 or b not in vertices:
-                problems.append(f"{key}: point {r['point']} threshold {t!r} is no non-empty b/B")
+            b = _cell_at(t, cells, lowers)
+            if t is None or b is None:
+                problems.append(
+                    f"{key}: point {r['point']} threshold {t!r} is no non-empty cell's lower edge"
+                )
                 continue
+            got_cells.add(b)
             fpr, tpr, precision = vertices[b]
             got = (r["fpr"], r["tpr"])
             if any(g is None or abs(g - e) > ATOL for g, e in zip(got, (fpr, tpr), strict=True)):
-                problems.append(f"{key}: point {r['point']} (b={b}) {got}, sklearn {(fpr, tpr)}")
+                problems.append(f"{key}: point {r['point']} (cell {b}) {got}, sklearn {(fpr, tpr)}")
             if precision is not None and (
                 r["precision"] is None or abs(r["precision"] - precision) > ATOL
             ):
                 problems.append(
-                    f"{key}: point {r['point']} (b={b}) precision {r['precision']!r}, "
+                    f"{key}: point {r['point']} (cell {b}) precision {r['precision']!r}, "
                     f"expected {precision!r}"
                 )
             if not (t < previous[2] and fpr >= previous[0] and tpr >= previous[1]):
@@ -359,15 +397,12 @@ def roc_problems(ev: Evaluated) -> tuple[list[str], int]:
         if last["fpr"] is None or abs(last["fpr"] - 1) > ATOL or abs(last["tpr"] - 1) > ATOL:
             problems.append(f"{key}: last point {last} is not (1, 1)")
         if len(vertices) + 1 <= roc_points:
-            got_buckets = {
-                round(r["threshold"] * big_b) for r in rows[1:] if r["threshold"] is not None
-            }
-            # A bucket whose rows all weigh 0 repeats the point above it: optional.
+            # A cell whose rows all weigh 0 repeats the point above it: optional.
             required = set(vertices) - weightless
-            if not required <= got_buckets or len(rows) != len(got_buckets) + 1:
+            if not required <= got_cells or len(rows) != len(got_cells) + 1:
                 problems.append(
-                    f"{key}: {len(rows)} points for {len(vertices)} non-empty buckets "
-                    f"(missing {sorted(required - got_buckets)[:10]})"
+                    f"{key}: {len(rows)} points for {len(vertices)} non-empty cells "
+                    f"(missing {sorted(required - got_cells)[:10]})"
                 )
         else:
             thinned += 1

@@ -12,7 +12,7 @@ from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
 from tests.support import reference as ref
 
 # Four binary rows: s, y → prediction [1, 0, 1, 0], confidence [0.9, 0.8, 0.6, 0.6],
-# correct [1, 1, 0, 0].
+# correct [1, 1, 0, 0]. The positive-class view bins (s, y) instead.
 S = np.array([0.9, 0.2, 0.6, 0.4])
 Y = np.array([1, 0, 0, 1])
 
@@ -41,9 +41,50 @@ def test_binary_top_label_hand_case() -> None:
     assert conf_t.tolist() == [0.5]  # s == threshold predicts 1
 
 
-def test_binary_group_left_closed_hand_case() -> None:
-    """M=5 left_closed: bin 4 = {0.9, 0.8}, bin 3 = {0.6, 0.6}; ECE 0.375, MCE 0.6."""
+def test_binary_positive_class_pairs() -> None:
+    """The default view compares s with y; the top-label view keeps (confidence, correct)."""
+    conf, outcome = ref.binary_calibration_pairs(S, Y)
+    assert conf.tolist() == S.tolist()
+    assert outcome.tolist() == [1.0, 0.0, 0.0, 1.0]
+    conf_t, outcome_t = ref.binary_calibration_pairs(S, Y, view="top_label")
+    np.testing.assert_allclose(conf_t, [0.9, 0.8, 0.6, 0.6], rtol=0, atol=1e-15)
+    assert outcome_t.tolist() == [1.0, 1.0, 0.0, 0.0]
+
+
+def test_binary_group_positive_class_left_closed_hand_case() -> None:
+    """M=5 left_closed on s: 0.2 → bin 1 (edge 1/5), 0.4 → bin 2 (edge 2/5), 0.6 → bin 3
+    (edge 3/5), 0.9 → bin 4, each alone; gaps y − s = −0.2, 0.6, −0.6, 0.1."""
     g = ref.binary_group(S, Y, n_bins=5, edges="left_closed")
+    m = g.metrics
+    assert m["ece"] == pytest.approx((0.2 + 0.6 + 0.6 + 0.1) / 4, abs=1e-15)
+    assert m["mce"] == pytest.approx(0.6, abs=1e-15)
+    assert m["rmsce"] == pytest.approx(
+        math.sqrt((0.2**2 + 0.6**2 + 0.6**2 + 0.1**2) / 4), abs=1e-15
+    )
+    # The positive-class ECE is the class-1 classwise ECE (same bins of s against [y = 1]).
+    assert g.classwise is not None
+    assert m["ece"] == pytest.approx(g.classwise[1], abs=1e-15)
+    # accuracy, brier and nll do not depend on the view.
+    assert m["accuracy"] == 0.5
+    assert m["brier"] == pytest.approx((0.01 + 0.04 + 0.36 + 0.36) / 4, abs=1e-15)
+    assert g.calibration_bins.n.tolist() == [0, 1, 1, 1, 1]
+    assert g.calibration_bins.accuracy[1:].tolist() == [0.0, 1.0, 0.0, 1.0]
+    np.testing.assert_allclose(
+        g.calibration_bins.mean_confidence[1:], [0.2, 0.4, 0.6, 0.9], rtol=0, atol=1e-15
+    )
+
+
+def test_binary_group_positive_class_right_closed_hand_case() -> None:
+    """M=5 right_closed on s: edge values move down (0.2 → bin 0, 0.4 → 1, 0.6 → 2)."""
+    g = ref.binary_group(S, Y, n_bins=5, edges="right_closed")
+    assert g.calibration_bins.n.tolist() == [1, 1, 1, 0, 1]
+    assert g.metrics["ece"] == pytest.approx((0.2 + 0.6 + 0.6 + 0.1) / 4, abs=1e-15)
+
+
+def test_binary_group_left_closed_hand_case() -> None:
+    """Top-label view, M=5 left_closed: bin 4 = {0.9, 0.8}, bin 3 = {0.6, 0.6}; ECE 0.375,
+    MCE 0.6."""
+    g = ref.binary_group(S, Y, n_bins=5, edges="left_closed", view="top_label")
     m = g.metrics
     assert m["ece"] == pytest.approx((abs(2 - 1.7) + abs(0 - 1.2)) / 4, abs=1e-15)
     assert m["mce"] == pytest.approx(0.6, abs=1e-15)
@@ -53,15 +94,16 @@ def test_binary_group_left_closed_hand_case() -> None:
     assert m["nll"] == pytest.approx(expected_nll, abs=1e-15)
     assert m["accuracy"] == 0.5
     assert m["count"] == 4.0
-    assert g.top_label_bins.n.tolist() == [0, 0, 0, 2, 2]
-    assert np.isnan(g.top_label_bins.mean_confidence[:3]).all()
-    assert g.top_label_bins.accuracy[3:].tolist() == [0.0, 1.0]
+    assert g.calibration_bins.n.tolist() == [0, 0, 0, 2, 2]
+    assert np.isnan(g.calibration_bins.mean_confidence[:3]).all()
+    assert g.calibration_bins.accuracy[3:].tolist() == [0.0, 1.0]
 
 
 def test_binary_group_right_closed_hand_case() -> None:
-    """M=5 right_closed: edge values move down (0.6 → bin 2, 0.8 → bin 3); ECE = 1.5 / 4."""
-    g = ref.binary_group(S, Y, n_bins=5, edges="right_closed")
-    assert g.top_label_bins.n.tolist() == [0, 0, 2, 1, 1]
+    """Top-label view, M=5 right_closed: edge values move down (0.6 → bin 2, 0.8 → bin 3);
+    ECE = 1.5 / 4."""
+    g = ref.binary_group(S, Y, n_bins=5, edges="right_closed", view="top_label")
+    assert g.calibration_bins.n.tolist() == [0, 0, 2, 1, 1]
     assert g.metrics["ece"] == pytest.approx((1.2 + 0.2 + 0.1) / 4, abs=1e-15)
 
 
@@ -98,6 +140,18 @@ def test_nll_eps_clips_confident_mistakes() -> None:
     """p_y = 0 costs −log(eps), not infinity."""
     assert ref.nll_binary([1.0], [0]) == pytest.approx(-math.log(1e-15))
     assert ref.nll_multiclass([[1.0, 0.0]], [1], eps=1e-3) == pytest.approx(-math.log(1e-3))
+
+
+def test_nll_from_logits_is_the_exact_log_softmax() -> None:
+    """From logits, −log p_y = logsumexp(z) − z_y, with no eps: z = (80, −80, 0), y = 1 costs
+    160 + log(1 + e^−80 + e^−160) ≈ 160, far beyond −log(1e-15) ≈ 34.5; z = (0, log 3) gives
+    p = (1/4, 3/4)."""
+    assert ref.nll_from_logits([[80.0, -80.0, 0.0]], [1]) == pytest.approx(160.0, abs=1e-12)
+    assert ref.nll_from_logits([[0.0, math.log(3.0)]], [0]) == pytest.approx(math.log(4.0))
+    z = np.array([[0.0, math.log(3.0)], [math.log(4.0), 0.0]])
+    assert ref.nll_from_logits(z, [1, 1], [1.0, 3.0]) == pytest.approx(
+        (-math.log(3 / 4) - 3 * math.log(1 / 5)) / 4, abs=1e-15
+    )
 
 
 def test_mce_ignores_empty_bins_and_rmsce_weights_bins() -> None:

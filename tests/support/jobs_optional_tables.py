@@ -91,11 +91,10 @@ REGRESSION_ERRORS = (-1.0, 0.5, 2.0, -0.25)
 def binary_optional_tables_config(
     input_section: Mapping[str, Any], output_section: Mapping[str, Any], **extra: Any
 ) -> Config:
-    """job_config with the new binary metrics and tables (ROC over 10 score buckets)."""
+    """job_config with the new binary metrics and tables (ROC over the fine cells)."""
     settings: dict[str, Any] = {
         "metrics": BINARY_METRICS,
         "thresholds": THRESHOLDS,
-        "auc_buckets": 10,
     }
     return job_config(input_section, output_section, **(settings | extra))
 

@@ -6,6 +6,10 @@ compare the engine against these functions and against scikit-learn.
 Conventions:
 
 * weights default to 1; ``W = Σ w``;
+* calibration pairs (c, o): a calibration probability c against an outcome o. Binary tasks use
+  the positive class by default, (s, y) (``binary_view: positive_class``), or the top-label view
+  (max(s, 1 − s), correct) (``binary_view: top_label``); multiclass and top-label tasks use
+  (confidence, correct); the one-vs-rest items of class k use (p_k, [y = k]);
 * bin edges are the doubles ``e_k = k / M`` (``np.arange(M + 1) / M``);
   ``left_closed``: bin b iff ``e_b <= c < e_{b+1}``, with ``c == 1.0`` in bin M − 1;
   ``right_closed``: bin b iff ``e_b < c <= e_{b+1}``, with ``c == 0.0`` in bin 0;
@@ -23,16 +27,18 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 Edges = Literal["left_closed", "right_closed"]
+BinaryView = Literal["positive_class", "top_label"]
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 DEFAULT_N_BINS = 15
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_NLL_EPS = 1e-15
+DEFAULT_BINARY_VIEW: BinaryView = "positive_class"
 
 
 # --------------------------------------------------------------------------------------------
-# Inputs → (confidence, correct)
+# Inputs → calibration pairs (confidence, outcome) and correctness
 # --------------------------------------------------------------------------------------------
 
 
@@ -63,6 +69,21 @@ def binary_top_label(
     confidence = np.where(prediction == 1, s, 1.0 - s)
     correct = (prediction == y).astype(np.float64)
     return confidence, correct
+
+
+def binary_calibration_pairs(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    threshold: float = DEFAULT_THRESHOLD,
+    view: BinaryView = DEFAULT_BINARY_VIEW,
+) -> tuple[FloatArray, FloatArray]:
+    """The (c, o) pairs a binary task's calibration bins compare: (s, y) in the positive-class
+    view, (max-side confidence, correct) in the top-label view."""
+    if view == "positive_class":
+        return np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    if view == "top_label":
+        return binary_top_label(scores, labels, threshold)
+    raise ValueError(f"unknown binary_view {view!r}")
 
 
 def multiclass_top_label(probs: ArrayLike, labels: ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -102,13 +123,13 @@ def assign_bins(
 
 @dataclass(frozen=True)
 class Bins:
-    """Per-bin statistics of one (confidence, correct) population; arrays of length M."""
+    """Per-bin statistics of one (confidence c, outcome o) population; arrays of length M."""
 
     n_bins: int
     n: IntArray
     weight_sum: FloatArray
     sum_confidence: FloatArray
-    sum_correct: FloatArray
+    sum_outcome: FloatArray
 
     @property
     def lower(self) -> FloatArray:
@@ -134,8 +155,8 @@ class Bins:
 
     @property
     def accuracy(self) -> FloatArray:
-        """acc_b = Σ w·correct / W_b (NaN for empty bins)."""
-        return _safe_div(self.sum_correct, self.weight_sum)
+        """acc_b = Σ w·o / W_b, the observed rate of the outcome (NaN for empty bins)."""
+        return _safe_div(self.sum_outcome, self.weight_sum)
 
     @property
     def gap(self) -> FloatArray:
@@ -156,7 +177,8 @@ def reliability_bins(
     n_bins: int = DEFAULT_N_BINS,
     edges: Edges = "left_closed",
 ) -> Bins:
-    """Count, weight, Σ w·conf and Σ w·correct per bin (all M bins, empty ones included)."""
+    """Count, weight, Σ w·c and Σ w·o per bin (all M bins, empty ones included); ``correct``
+    is the outcome o (correct, y, or [y = k] depending on the pairs)."""
     c = np.asarray(confidence, dtype=np.float64)
     k = np.asarray(correct, dtype=np.float64)
     w = as_weights(weights, c.shape[0])
@@ -170,7 +192,7 @@ def reliability_bins(
         n=np.bincount(b, minlength=n_bins).astype(np.int64),
         weight_sum=per_bin(w),
         sum_confidence=per_bin(w * c),
-        sum_correct=per_bin(w * k),
+        sum_outcome=per_bin(w * k),
     )
 
 
@@ -180,8 +202,8 @@ def reliability_bins(
 
 
 def ece_from_bins(bins: Bins) -> float:
-    """ECE = Σ_b |Σ_{i∈b} w_i (correct_i − conf_i)| / W."""
-    return float(np.abs(bins.sum_correct - bins.sum_confidence).sum() / bins.total_weight)
+    """ECE = Σ_b |Σ_{i∈b} w_i (o_i − c_i)| / W."""
+    return float(np.abs(bins.sum_outcome - bins.sum_confidence).sum() / bins.total_weight)
 
 
 def mce_from_bins(bins: Bins) -> float:
@@ -317,6 +339,17 @@ def nll_binary(
     return weighted_mean(-np.log(np.maximum(p_y, eps)), weights)
 
 
+def nll_from_logits(
+    logits: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None
+) -> float:
+    """−Σ w log p_y / W with the exact log-softmax log p_y = z_y − logsumexp(z) (no eps)."""
+    z = np.asarray(logits, dtype=np.float64)
+    y = np.asarray(labels).astype(np.int64)
+    top = z.max(axis=1)
+    logsumexp = top + np.log(np.exp(z - top[:, None]).sum(axis=1))
+    return weighted_mean(logsumexp - z[np.arange(z.shape[0]), y], weights)
+
+
 def nll_multiclass(
     probs: ArrayLike,
     labels: ArrayLike,
@@ -348,7 +381,7 @@ class GroupResult:
     weight_sum: float
     metrics: dict[str, float]  # top-level metrics (class null), incl. the classwise macro
     classwise: FloatArray | None  # per-class ECE, index = class
-    top_label_bins: Bins
+    calibration_bins: Bins  # the class-null bins (binary: positive-class or top-label view)
     class_bins: list[Bins] | None  # one-vs-rest bins per class
 
 
@@ -365,13 +398,16 @@ def binary_group(
     edges: Edges = "left_closed",
     threshold: float = DEFAULT_THRESHOLD,
     eps: float = DEFAULT_NLL_EPS,
+    view: BinaryView = DEFAULT_BINARY_VIEW,
 ) -> GroupResult:
-    """Every metric of a binary task on one group."""
+    """Every metric of a binary task on one group: ece, mce, rmsce and the bins on the
+    ``view``'s calibration pairs; accuracy on the thresholded prediction whatever the view."""
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels)
     w = as_weights(weights, s.shape[0])
-    conf, correct = binary_top_label(s, y, threshold)
-    bins = reliability_bins(conf, correct, w, n_bins, edges)
+    _, correct = binary_top_label(s, y, threshold)
+    conf, outcome = binary_calibration_pairs(s, y, threshold, view)
+    bins = reliability_bins(conf, outcome, w, n_bins, edges)
     cls_bins = classwise_bins(class_probabilities_binary(s), y, w, n_bins, edges)
     per_class = np.array([ece_from_bins(b) for b in cls_bins])
     metrics = {
@@ -393,11 +429,15 @@ def multiclass_group(
     n_bins: int = DEFAULT_N_BINS,
     edges: Edges = "left_closed",
     eps: float = DEFAULT_NLL_EPS,
+    logits: ArrayLike | None = None,
 ) -> GroupResult:
-    """Every metric of a multiclass task on one group (probabilities, not logits)."""
+    """Every metric of a multiclass task on one group. ``probs`` are the probabilities (the
+    softmax of ``logits`` when the task reads logits); nll is the eps-clipped −log p_y from
+    probabilities and the exact log-softmax from ``logits``."""
     p = np.asarray(probs, dtype=np.float64)
     y = np.asarray(labels)
     w = as_weights(weights, p.shape[0])
+    nll = nll_multiclass(p, y, w, eps) if logits is None else nll_from_logits(logits, y, w)
     conf, correct = multiclass_top_label(p, y)
     bins = reliability_bins(conf, correct, w, n_bins, edges)
     cls_bins = classwise_bins(p, y, w, n_bins, edges)
@@ -405,7 +445,7 @@ def multiclass_group(
     metrics = {
         **_calibration(bins),
         "brier": brier_multiclass(p, y, w),
-        "nll": nll_multiclass(p, y, w, eps),
+        "nll": nll,
         "accuracy": accuracy(correct, w),
         "count": float(p.shape[0]),
         "classwise_ece": float(per_class.mean()),
@@ -525,14 +565,23 @@ def group_result(gdf: pd.DataFrame, config: Mapping[str, Any]) -> GroupResult:
             edges=edges,
             threshold=float(config.get("threshold", DEFAULT_THRESHOLD)),
             eps=eps,
+            view=config.get("binary_view", DEFAULT_BINARY_VIEW),
         )
     if task == "multiclass":
+        logits = None
         if cols.get("probs"):
             probs = np.stack(gdf[cols["probs"]].to_numpy()).astype(np.float64)
         else:
-            probs = softmax(np.stack(gdf[cols["logits"]].to_numpy()).astype(np.float64))
+            logits = np.stack(gdf[cols["logits"]].to_numpy()).astype(np.float64)
+            probs = softmax(logits)
         return multiclass_group(
-            probs, gdf[cols["label"]].to_numpy(), w, n_bins=n_bins, edges=edges, eps=eps
+            probs,
+            gdf[cols["label"]].to_numpy(),
+            w,
+            n_bins=n_bins,
+            edges=edges,
+            eps=eps,
+            logits=logits,
         )
     if task == "top_label":
         return top_label_group(
@@ -571,8 +620,9 @@ def expected_tables(pdf: pd.DataFrame, config: Mapping[str, Any]) -> tuple[Table
 
     Metric keys are (model_version, slice_name, slice_value, class, metric) with fields value,
     n, weight_sum. Reliability keys are (model_version, slice_name, slice_value, class, bin)
-    with the per-bin fields; top-label bins have class None, classwise bins (present when
-    classwise_ece is requested) carry the class label.
+    with the per-bin fields; the calibration bins (top-label, or a binary task's positive-class
+    view) have class None, classwise bins (present when classwise_ece is requested) carry the
+    class label.
     """
     requested = tuple(config.get("metrics") or default_metrics(config["task"]))
     metrics: Table = {}
@@ -582,7 +632,7 @@ def expected_tables(pdf: pd.DataFrame, config: Mapping[str, Any]) -> tuple[Table
         common = {"n": g.n, "weight_sum": g.weight_sum}
         for metric in requested:
             metrics[(mv, name, value, None, metric)] = {"value": g.metrics[metric], **common}
-        for b, row in enumerate(_bin_rows(g.top_label_bins)):
+        for b, row in enumerate(_bin_rows(g.calibration_bins)):
             reliability[(mv, name, value, None, b)] = row
         if "classwise_ece" in requested:
             assert g.classwise is not None and g.class_bins is not None

@@ -10,8 +10,9 @@ Conventions shared with the spec:
 
 * weights default to 1; W = Σ w; P / N = positive / negative weight (binary);
 * the class label of class k is ``class_names[k]`` when given, else ``str(k)``;
-* score buckets: B equal-width left-closed buckets with the double edges k / B, s = 1.0 in the
-  last bucket (the README's binning rule);
+* binned ranking metrics: the fine cells of the score (docs/metrics.md, "Fine cells", grid
+  version 1: ``tests.support.calibration_reference.cell_ids``), ordered by id; a cell's lower
+  edge is max(k/1000, σ((j − 257)/16)), 0 for j = 0 (``cell_lower``);
 * a value the spec calls null is ``None`` here.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.stats import norm
 from sklearn.metrics import (
     accuracy_score,
@@ -38,6 +39,8 @@ from sklearn.metrics import (
     roc_auc_score,
     roc_curve,
 )
+
+from tests.support.calibration_reference import cell_ids
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -216,11 +219,19 @@ def exact_auc(y: IntArray, s: FloatArray, w: FloatArray) -> dict[str, float | No
     }
 
 
-def bucket_of(s: FloatArray, n_buckets: int) -> IntArray:
-    """b with e_b ≤ s < e_{b+1} for the double edges e_k = k / B; s = 1.0 → B − 1."""
-    edges = np.arange(n_buckets + 1) / n_buckets
-    b = np.searchsorted(edges, s, side="right") - 1
-    return np.clip(b, 0, n_buckets - 1).astype(np.int64)
+def cell_of(s: FloatArray) -> IntArray:
+    """The fine cell id 514·k + j of every score (grid version 1)."""
+    return np.asarray(cell_ids(np.asarray(s, dtype=np.float64)), dtype=np.int64)
+
+
+def cell_lower(cells: ArrayLike) -> FloatArray:
+    """The documented lower edge of cell 514·k + j: max(k/1000, σ((j − 257)/16)), and k/1000
+    for j = 0 (the saturated low cell has no log-odds edge)."""
+    c = np.asarray(cells, dtype=np.int64)
+    k, j = c // 514, c % 514
+    with np.errstate(over="ignore"):
+        log_odds = np.where(j == 0, 0.0, 1.0 / (1.0 + np.exp(-(j - 257) / 16.0)))
+    return np.maximum(k / 1000.0, log_odds)
 
 
 def _div0(num: FloatArray, den: FloatArray) -> FloatArray:
@@ -230,14 +241,12 @@ def _div0(num: FloatArray, den: FloatArray) -> FloatArray:
     return out
 
 
-def binned_auc(
-    y: IntArray, s: FloatArray, w: FloatArray, n_buckets: int
-) -> dict[str, float | None]:
+def binned_auc(y: IntArray, s: FloatArray, w: FloatArray) -> dict[str, float | None]:
     """roc_auc_binned (null when P = 0 or N = 0), pr_auc_binned (null when P = 0) and their
-    documented error bounds, from the histogram of positive and negative weight per bucket."""
-    b = bucket_of(s, n_buckets)
-    pos = np.bincount(b, weights=w * (y == 1), minlength=n_buckets)
-    neg = np.bincount(b, weights=w * (y == 0), minlength=n_buckets)
+    documented error bounds, from the positive and negative weight per fine cell."""
+    _, b = np.unique(cell_of(s), return_inverse=True)  # occupied cells, in score order
+    pos = np.bincount(b, weights=w * (y == 1))
+    neg = np.bincount(b, weights=w * (y == 0))
     p_tot, n_tot = float(pos.sum()), float(neg.sum())
     if p_tot == 0:
         return {"roc_auc_binned": None, "roc_bound": None, "pr_auc_binned": None, "pr_bound": None}
@@ -290,32 +299,32 @@ def threshold_rows(
 
 
 def roc_vertices(
-    y: IntArray, s: FloatArray, w: FloatArray, n_buckets: int
+    y: IntArray, s: FloatArray, w: FloatArray
 ) -> tuple[dict[int, tuple[float, float, float | None]], set[int]]:
-    """({bucket b → (fpr, tpr, precision) of "predict positive when bucket ≥ b"} for every
-    bucket with n > 0, the buckets among them whose weight is 0). Needs P, N > 0.
+    """({fine cell b → (fpr, tpr, precision) of "predict positive when cell ≥ b"} for every
+    cell with n > 0, the cells among them whose weight is 0). Needs P, N > 0.
 
     fpr = FP_{≥b} / N, tpr = TP_{≥b} / P, precision = TP_{≥b} / (TP_{≥b} + FP_{≥b}) (None when
     0/0, which the spec leaves open). Each (fpr, tpr) is checked to be a vertex of
-    scikit-learn's roc_curve on the bucketed scores (drop_intermediate=False; scikit-learn
-    drops zero-weight rows, so a zero-weight bucket repeats the vertex above it).
+    scikit-learn's roc_curve on the scores replaced by their cell ids (drop_intermediate=False;
+    scikit-learn drops zero-weight rows, so a zero-weight cell repeats the vertex above it).
     """
-    b = bucket_of(s, n_buckets)
+    b = cell_of(s)
     fpr_sk, tpr_sk, _ = roc_curve(y, b, sample_weight=w, drop_intermediate=False)
     curve = np.column_stack([fpr_sk, tpr_sk])
     p_tot = float(np.sum(w * (y == 1)))
     n_tot = float(np.sum(w * (y == 0)))
     vertices: dict[int, tuple[float, float, float | None]] = {}
     weightless: set[int] = set()
-    for bucket in np.unique(b):
-        hit = b >= bucket
+    for cell in np.unique(b):
+        hit = b >= cell
         tp = float(np.sum(w * (hit & (y == 1))))
         fp = float(np.sum(w * (hit & (y == 0))))
         point = np.array([fp / n_tot, tp / p_tot])
         assert np.abs(curve - point).max(axis=1).min() < 1e-12, "not on sklearn's roc_curve"
-        vertices[int(bucket)] = (fp / n_tot, tp / p_tot, None if tp + fp == 0 else tp / (tp + fp))
-        if float(np.sum(w[b == bucket])) == 0:
-            weightless.add(int(bucket))
+        vertices[int(cell)] = (fp / n_tot, tp / p_tot, None if tp + fp == 0 else tp / (tp + fp))
+        if float(np.sum(w[b == cell])) == 0:
+            weightless.add(int(cell))
     return vertices, weightless
 
 

@@ -130,8 +130,19 @@ WITH_STD = {"task": "regression", "columns": {"prediction": "mu", "target": "y",
         ),
         pytest.param(
             {**BINARY, "auc_buckets": 0},
-            "config key 'auc_buckets': Input should be greater than or equal to 1",
+            "auc_buckets was removed: binned AUCs come from the fixed fine cells",
             id="auc_buckets-0",
+        ),
+        pytest.param(
+            # The old default is refused too: the key is gone, whatever its value.
+            {**BINARY, "auc_buckets": 10000},
+            "auc_buckets was removed: binned AUCs come from the fixed fine cells",
+            id="auc_buckets-removed",
+        ),
+        pytest.param(
+            {**MULTI, "binary_view": "top_label"},
+            "binary_view applies to task binary only, not multiclass",
+            id="binary_view-multiclass",
         ),
         pytest.param(
             {**BINARY, "roc_points": 1},
@@ -198,15 +209,17 @@ def test_decision_ranking_regression_keys_load() -> None:
             "class_weights": {0: 2.0, "1": 0.0},
             "cost_matrix": [[0, 1], [5, -0.5]],
             "thresholds": [0.0, 1.0],
-            "auc_buckets": 1,
             "roc_points": 2,
+            "binary_view": "top_label",
         }
     )
-    assert binary.auc_buckets == 1
+    assert binary.roc_points == 2
+    assert binary.binary_view == "top_label"
     defaults = load_config(BINARY)
     assert list(defaults.thresholds) == [0.5]
-    assert defaults.auc_buckets == 10000
     assert defaults.roc_points == 200
+    assert defaults.binary_view == "positive_class"
+    assert not hasattr(defaults, "auc_buckets")
     regression = load_config({**WITH_STD, "coverage_levels": [0.01, 0.99]})
     assert list(regression.coverage_levels) == [0.01, 0.99]
     assert list(load_config(WITH_STD).coverage_levels) == [0.5, 0.8, 0.9, 0.95]
