@@ -118,11 +118,16 @@ def test_spark_submit_on_the_cluster_writes_the_local_tables(
     write_input(spark, tmp_path / "log", SMALL_ROWS)
     local = write_config(tmp_path, tmp_path / "log", tmp_path / "local")
     on_cluster = write_config(tmp_path, tmp_path / "log", tmp_path / "cluster")
-    local_reference(spark, local)
 
     log = tmp_path / "submit.log"
     job = submit(cluster, on_cluster, log)
-    returncode = job.wait(timeout=JOB_TIMEOUT_SECONDS)
+    try:
+        # The local reference is computed while the cluster runs the job (this test's driver
+        # would only wait for it otherwise).
+        local_reference(spark, local)
+        returncode = job.wait(timeout=JOB_TIMEOUT_SECONDS)
+    finally:
+        kill_group(job)
 
     assert returncode == 0, cluster_logs(cluster, log)
     # The executors of both workers ran the job: it really went through the cluster.
@@ -141,7 +146,6 @@ def test_a_worker_killed_mid_job_changes_nothing(
     write_input(spark, tmp_path / "log", LARGE_ROWS)
     local = write_config(tmp_path, tmp_path / "log", tmp_path / "local", LEAN_METRICS)
     on_cluster = write_config(tmp_path, tmp_path / "log", tmp_path / "cluster", LEAN_METRICS)
-    local_reference(spark, local)
 
     # Its own cluster: one worker of it dies.
     with standalone_cluster(tmp_path_factory.mktemp("doomed")) as doomed:
@@ -159,6 +163,8 @@ def test_a_worker_killed_mid_job_changes_nothing(
             victim = doomed.worker_running(app_id, executor_id)
             assert victim is not None, f"no worker holds executor {executor_id} of {app_id}"
             kill_group(victim.process)
+            # The local reference is computed while the job recovers on the other worker.
+            local_reference(spark, local)
             returncode = job.wait(timeout=JOB_TIMEOUT_SECONDS)
         finally:
             kill_group(job)
