@@ -1,16 +1,22 @@
 """Monitoring through the real command line: a backfill whose failing alert rule exits 8, and
-a week rollup that reports its missing days (exit 0) or refuses them (exit 3)."""
+a week rollup that reports its missing days (exit 0) or refuses them (exit 3).
+
+Each test has its own working directory; the two tests' commands run side by side in the
+``runs`` fixture, and each test checks what its own commands did."""
 
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+from concurrent.futures import Future
+from functools import partial
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.exit_codes import ExitCode
-from tests.support.cli_process import our_lines, spark_calib
+from tests.support.cli_process import our_lines, run_chains, spark_calib
 from tests.support.jobs import log_rows, write_log
 
 DAYS = (dt.date(2024, 6, 29), dt.date(2024, 6, 30))
@@ -37,19 +43,19 @@ def write_job(workdir: Path, fail: bool) -> Path:
     return config
 
 
-@pytest.fixture
-def workdir(spark: SparkSession, tmp_path: Path) -> Path:
+Completed = subprocess.CompletedProcess[str]
+
+
+def write_log_of_two_days(spark: SparkSession, workdir: Path) -> None:
     rows = []
     for index, day in enumerate(DAYS):
         rows += [(index * 1000 + row[0], day, *row[2:]) for row in log_rows(30, day=day)]
-    write_log(spark, tmp_path / "log", rows)
-    return tmp_path
+    write_log(spark, workdir / "log", rows)
 
 
-def test_backfill_with_a_failing_alert_exits_8_after_writing(workdir: Path) -> None:
+def backfill_with_a_failing_rule(workdir: Path) -> Completed:
     config = write_job(workdir, fail=True)
-
-    ran = spark_calib(
+    return spark_calib(
         "evaluate",
         "--config",
         str(config),
@@ -59,6 +65,65 @@ def test_backfill_with_a_failing_alert_exits_8_after_writing(workdir: Path) -> N
         "2024-06-30",
         cwd=workdir,
     )
+
+
+def backfill_then_week_rollups(workdir: Path) -> tuple[Completed, Completed, Completed]:
+    config = write_job(workdir, fail=False)
+    evaluated = spark_calib(
+        "evaluate",
+        "--config",
+        str(config),
+        "--from",
+        "2024-06-29",
+        "--run-date",
+        "2024-06-30",
+        cwd=workdir,
+    )
+    rolled = spark_calib(
+        "rollup",
+        "--config",
+        str(config),
+        "--run-date",
+        "2024-06-26",
+        "--granularity",
+        "week",
+        cwd=workdir,
+    )
+    refused = spark_calib(
+        "rollup",
+        "--config",
+        str(config),
+        "--run-date",
+        "2024-06-30",
+        "--granularity",
+        "week",
+        "--set",
+        "rollup.require_all_days=true",
+        cwd=workdir,
+    )
+    return evaluated, rolled, refused
+
+
+@pytest.fixture(scope="module")
+def runs(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Path, Future]]:
+    """Per test: its working directory (a log of 60 rows on each of DAYS) and the outcome of its
+    commands."""
+    chains = {"rollup": backfill_then_week_rollups, "alert": backfill_with_a_failing_rule}
+    workdirs: dict[str, Path] = {}
+    for name in chains:
+        workdirs[name] = tmp_path_factory.mktemp(name)
+        write_log_of_two_days(spark, workdirs[name])
+    done = run_chains({name: partial(chain, workdirs[name]) for name, chain in chains.items()})
+    return {name: (workdirs[name], done[name]) for name in chains}
+
+
+def test_backfill_with_a_failing_alert_exits_8_after_writing(
+    runs: dict[str, tuple[Path, Future]],
+) -> None:
+    workdir, done = runs["alert"]
+    ran = done.result()
 
     assert ran.returncode == ExitCode.ALERT == 8, ran.stderr[-3000:]
     assert our_lines(ran.stderr) == []
@@ -74,31 +139,15 @@ def test_backfill_with_a_failing_alert_exits_8_after_writing(workdir: Path) -> N
         assert partition.is_dir()
 
 
-def test_week_rollup_reports_missing_days_or_refuses_them(workdir: Path) -> None:
-    config = write_job(workdir, fail=False)
-    evaluated = spark_calib(
-        "evaluate",
-        "--config",
-        str(config),
-        "--from",
-        "2024-06-29",
-        "--run-date",
-        "2024-06-30",
-        cwd=workdir,
-    )
+def test_week_rollup_reports_missing_days_or_refuses_them(
+    runs: dict[str, tuple[Path, Future]],
+) -> None:
+    workdir, done = runs["rollup"]
+    evaluated, rolled, refused = done.result()
+
     assert evaluated.returncode == ExitCode.OK, evaluated.stderr[-3000:]
     assert "  warn  [any_miscalibration]" in evaluated.stdout
 
-    rolled = spark_calib(
-        "rollup",
-        "--config",
-        str(config),
-        "--run-date",
-        "2024-06-26",
-        "--granularity",
-        "week",
-        cwd=workdir,
-    )
     assert rolled.returncode == ExitCode.OK, rolled.stderr[-3000:]
     assert "week 2024-06-24..2024-06-30" in rolled.stdout
     assert (
@@ -109,18 +158,6 @@ def test_week_rollup_reports_missing_days_or_refuses_them(workdir: Path) -> None
     week = workdir / "tables" / "calibration_metrics" / "run_date=2024-06-30" / "granularity=week"
     assert week.is_dir()
 
-    refused = spark_calib(
-        "rollup",
-        "--config",
-        str(config),
-        "--run-date",
-        "2024-06-30",
-        "--granularity",
-        "week",
-        "--set",
-        "rollup.require_all_days=true",
-        cwd=workdir,
-    )
     assert refused.returncode == ExitCode.MISSING_INPUT
     assert our_lines(refused.stderr) == [
         "spark-calib: error: week 2024-06-24..2024-06-30 is missing run dates 2024-06-24, "

@@ -1,18 +1,32 @@
 """The real command line in a subprocess: embedded Hive catalog, spark-submit, exit codes.
 
-Each test starts its own JVM, so there are few of them (marked slow). Each runs in its own
-working directory, where the embedded session keeps spark-warehouse/ and metastore_db/.
+Each test's commands start their own JVMs, so there are few of them (marked slow). Each test
+has its own working directory, where the embedded session keeps spark-warehouse/ and
+metastore_db/; the commands of the module's tests run two at a time in the ``runs`` fixture,
+and each test checks what its own commands did.
 """
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
+from concurrent.futures import Future
+from functools import partial
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.exit_codes import ExitCode
-from tests.support.cli_process import BIN_DIR, REPO, conf_arguments, our_lines, run, spark_calib
+from tests.support.cli_process import (
+    BIN_DIR,
+    REPO,
+    conf_arguments,
+    our_lines,
+    run,
+    run_chains,
+    spark_calib,
+)
 from tests.support.jobs import log_rows, write_log
 
 CONFIG = """\
@@ -34,28 +48,14 @@ def write_job(tmp_path: Path, output: str, max_invalid: float = 0.0) -> Path:
     return config
 
 
-@pytest.fixture
-def workdir(spark: SparkSession, tmp_path: Path) -> Path:
-    write_log(spark, tmp_path / "log", log_rows(30, null_scores=3))
-    return tmp_path
+Completed = subprocess.CompletedProcess[str]
 
 
-def test_evaluate_then_report_through_the_embedded_catalog(workdir: Path) -> None:
+def evaluate_then_report(workdir: Path) -> tuple[Completed, Completed]:
     config = write_job(workdir, "{database: calib}", max_invalid=0.1)
-
     evaluated = spark_calib(
         "evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir
     )
-
-    assert evaluated.returncode == ExitCode.OK, evaluated.stderr
-    assert our_lines(evaluated.stderr) == []
-    assert "60 input rows, 3 invalid (null_score=3)" in evaluated.stdout
-    assert "  calib.calibration_metrics" in evaluated.stdout
-    assert (workdir / "metastore_db").is_dir()
-    assert (
-        workdir / "spark-warehouse" / "calib.db" / "calibration_metrics" / "run_date=2024-06-30"
-    ).is_dir()
-
     # A second process finds the tables through the metastore left in the working directory.
     reported = spark_calib(
         "report",
@@ -67,20 +67,12 @@ def test_evaluate_then_report_through_the_embedded_catalog(workdir: Path) -> Non
         "pictures",
         cwd=workdir,
     )
-
-    assert reported.returncode == ExitCode.OK, reported.stderr
-    assert sorted(p.name for p in (workdir / "pictures").iterdir()) == [
-        "reliability_a.png",
-        "reliability_b.png",
-        "trend_accuracy.png",
-        "trend_ece.png",
-    ]
+    return evaluated, reported
 
 
-def test_spark_submit_runs_the_job(workdir: Path) -> None:
+def spark_submit(workdir: Path) -> Completed:
     config = write_job(workdir, "{path: tables}", max_invalid=0.1)
-
-    submitted = run(
+    return run(
         [
             str(BIN_DIR / "spark-submit"),
             "--master",
@@ -95,18 +87,77 @@ def test_spark_submit_runs_the_job(workdir: Path) -> None:
         workdir,
     )
 
+
+def missing_input(workdir: Path) -> Completed:
+    config = write_job(workdir, "{path: tables}")
+    config.write_text(config.read_text().replace(str(workdir / "log"), str(workdir / "nope")))
+    return spark_calib("evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir)
+
+
+def too_many_invalid_rows(workdir: Path) -> Completed:
+    config = write_job(workdir, "{path: tables}", max_invalid=0.01)
+    return spark_calib("evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir)
+
+
+# Longest first, so that the two at a time end close together.
+CHAINS: dict[str, Callable[[Path], object]] = {
+    "catalog": evaluate_then_report,
+    "spark_submit": spark_submit,
+    "invalid_rows": too_many_invalid_rows,
+    "missing_input": missing_input,
+}
+
+
+@pytest.fixture(scope="module")
+def runs(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Path, Future]]:
+    """Per test: its working directory (a log of 60 rows, 3 with a null score) and the outcome
+    of its commands."""
+    workdirs: dict[str, Path] = {}
+    for name in CHAINS:
+        workdirs[name] = tmp_path_factory.mktemp(name)
+        write_log(spark, workdirs[name] / "log", log_rows(30, null_scores=3))
+    done = run_chains({name: partial(chain, workdirs[name]) for name, chain in CHAINS.items()})
+    return {name: (workdirs[name], done[name]) for name in CHAINS}
+
+
+def test_evaluate_then_report_through_the_embedded_catalog(
+    runs: dict[str, tuple[Path, Future]],
+) -> None:
+    workdir, done = runs["catalog"]
+    evaluated, reported = done.result()
+
+    assert evaluated.returncode == ExitCode.OK, evaluated.stderr
+    assert our_lines(evaluated.stderr) == []
+    assert "60 input rows, 3 invalid (null_score=3)" in evaluated.stdout
+    assert "  calib.calibration_metrics" in evaluated.stdout
+    assert (workdir / "metastore_db").is_dir()
+    assert (
+        workdir / "spark-warehouse" / "calib.db" / "calibration_metrics" / "run_date=2024-06-30"
+    ).is_dir()
+
+    assert reported.returncode == ExitCode.OK, reported.stderr
+    assert sorted(p.name for p in (workdir / "pictures").iterdir()) == [
+        "reliability_a.png",
+        "reliability_b.png",
+        "trend_accuracy.png",
+        "trend_ece.png",
+    ]
+
+
+def test_spark_submit_runs_the_job(runs: dict[str, tuple[Path, Future]]) -> None:
+    workdir, done = runs["spark_submit"]
+    submitted = done.result()
+
     assert submitted.returncode == ExitCode.OK, submitted.stderr[-3000:]
     for table in ("metrics", "reliability", "stats", "invalid_rows"):
         assert (workdir / "tables" / f"calibration_{table}" / "run_date=2024-06-30").is_dir()
 
 
-def test_missing_input_exits_3_with_one_line(workdir: Path) -> None:
-    config = write_job(workdir, "{path: tables}")
-    config.write_text(config.read_text().replace(str(workdir / "log"), str(workdir / "nope")))
-
-    failed = spark_calib(
-        "evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir
-    )
+def test_missing_input_exits_3_with_one_line(runs: dict[str, tuple[Path, Future]]) -> None:
+    workdir, done = runs["missing_input"]
+    failed = done.result()
 
     assert failed.returncode == ExitCode.MISSING_INPUT
     assert our_lines(failed.stderr) == [
@@ -115,12 +166,9 @@ def test_missing_input_exits_3_with_one_line(workdir: Path) -> None:
     ]
 
 
-def test_too_many_invalid_rows_exits_4_with_one_line(workdir: Path) -> None:
-    config = write_job(workdir, "{path: tables}", max_invalid=0.01)
-
-    failed = spark_calib(
-        "evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir
-    )
+def test_too_many_invalid_rows_exits_4_with_one_line(runs: dict[str, tuple[Path, Future]]) -> None:
+    workdir, done = runs["invalid_rows"]
+    failed = done.result()
 
     assert failed.returncode == ExitCode.INVALID_ROWS
     assert our_lines(failed.stderr) == [
