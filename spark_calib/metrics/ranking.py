@@ -10,7 +10,7 @@ TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} likewise, TP_{>b} = TP_{≥b} −
   their bucket (pairs in one bucket count as ties). |error| ≤ ½ Σ_b W⁺_b W⁻_b / (P N).
 - pr_auc_binned = Σ_b (W⁺_b / P) · TP_{≥b} / (TP_{≥b} + FP_{≥b}): average precision of the
   bucketed scores. |error| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b), hi_b = TP_{≥b}/(TP_{≥b} + FP_{>b}),
-  lo_b = TP_{>b}/(TP_{>b} + FP_{≥b}).
+  lo_b = TP_{>b}/(TP_{>b} + FP_{≥b}) (1 when FP_{≥b} = 0: no negative at or above the cell).
 - Both are null when P = 0; roc_auc_binned also when N = 0. Each row's ``error_bound`` is its
   bound above.
 
@@ -106,9 +106,12 @@ def binned_ranking_metrics(
     positives, negatives = F.col("_pos"), F.col("_neg")
     tp_above = F.col("_tp") - positives
     precision = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp"))
-    # Precision with the cell's negatives ranked below (hi) or above (lo) its positives.
+    # Precision with the cell's negatives ranked below (hi) or above (lo) its positives. With
+    # no negative at or above the cell, every positive in it has precision 1 (lo = hi = 1).
     precision_hi = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp") - negatives)
-    precision_lo = F.try_divide(tp_above, tp_above + F.col("_fp"))
+    precision_lo = F.when(F.col("_fp") == 0.0, F.lit(1.0)).otherwise(
+        F.try_divide(tp_above, tp_above + F.col("_fp"))
+    )
     per_key = cumulative.groupBy(*stats.SLICE_KEY_COLUMNS).agg(
         F.sum(negatives * (tp_above + 0.5 * positives)).alias("_roc"),
         F.sum(positives * negatives).alias("_ties"),

@@ -363,12 +363,13 @@ def test_auc_with_tied_scores(spark: SparkSession) -> None:
     assert got["pr_auc_binned"] == pytest.approx(ap, abs=1e-12)
     # error_bound: ½ Σ_b W⁺_b W⁻_b / (P N) = ½·(1·2)/4 (the tie at 0.5, which the exact AUC
     # counts ½ too). PR: Σ_b (W⁺_b / P)(hi_b − lo_b), hi_b = TP≥/(TP≥ + FP>), lo_b = TP>/(TP> +
-    # FP≥), 0 when 0/0: cell 0.8 has hi = 1/(1 + 0), lo = 0/0 → 0; cell 0.5 has hi = 2/(2 + 0),
-    # lo = 1/(1 + 2); each times W⁺/P = ½. Exact metrics have none.
+    # FP≥), lo = 1 when FP≥ = 0: cell 0.8 has hi = 1/(1 + 0) and no negative at or above it, so
+    # lo = 1; cell 0.5 has hi = 2/(2 + 0), lo = 1/(1 + 2); each times W⁺/P = ½. Exact metrics
+    # have none.
     bounds = error_bounds(metrics)
     assert bounds["roc_auc_binned"] == pytest.approx(0.5 * 1 * 2 / 4, abs=1e-12)
     assert bounds["pr_auc_binned"] == pytest.approx(
-        (1 / 2) * (1 - 0) + (1 / 2) * (2 / 2 - 1 / 3), abs=1e-12
+        (1 / 2) * (1 - 1) + (1 / 2) * (2 / 2 - 1 / 3), abs=1e-12
     )
     assert bounds["roc_auc"] is None and bounds["pr_auc"] is None
 
@@ -404,10 +405,8 @@ def test_auc_binned_merges_scores_in_one_cell(spark: SparkSession, low: float, h
 
 def test_auc_binned_separates_scores_across_a_cell_edge(spark: SparkSession) -> None:
     """0.4999 and 0.5 are 1e-4 apart but on either side of the k/1000 edge 0.5 (k = 499 and
-    500): separate cells, so binned = exact and the ROC bound is 0. The PR bound follows its
-    formula: the top cell (0.5, W⁺ 2) has hi = 2/(2 + 0) and lo = 0/0 → 0, times W⁺/P = 1;
-    the 0.4999 cell has no positive. (docs/metrics.md says the bound is 0 when no cell holds
-    both classes: true of the ROC bound only.)"""
+    500): separate cells, so binned = exact and both bounds are 0: the top cell (0.5, W⁺ 2)
+    has no negative at or above it, so lo = hi = 1; the 0.4999 cell has no positive."""
     rows = [(0.4999, 0), (0.5, 1), (0.4999, 0), (0.5, 1)]
     df = spark.createDataFrame(rows, "s double, y int")
     config = {"task": "binary", "columns": {"score": "s", "label": "y"}, "metrics": AUC_METRICS}
@@ -418,7 +417,7 @@ def test_auc_binned_separates_scores_across_a_cell_edge(spark: SparkSession) -> 
     assert got["pr_auc_binned"] == pytest.approx(1.0, abs=1e-12)
     bounds = error_bounds(metrics)
     assert bounds["roc_auc_binned"] == 0.0
-    assert bounds["pr_auc_binned"] == pytest.approx(1.0 * (2 / 2 - 0.0), abs=1e-12)
+    assert bounds["pr_auc_binned"] == 0.0
 
 
 def test_weighted_auc_with_ties(spark: SparkSession) -> None:

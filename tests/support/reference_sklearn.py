@@ -261,7 +261,8 @@ def binned_auc(y: IntArray, s: FloatArray, w: FloatArray) -> dict[str, float | N
         roc = roc_bound = None
     pr = np.sum(pos / p_tot * _div0(tp_ge, tp_ge + fp_ge))
     hi = _div0(tp_ge, tp_ge + fp_gt)
-    lo = _div0(tp_gt, tp_gt + fp_ge)
+    # No negative at or above the cell: every positive in it has precision 1.
+    lo = np.where(fp_ge == 0, 1.0, _div0(tp_gt, tp_gt + fp_ge))
     pr_bound = np.sum(pos / p_tot * (hi - lo))
     return {
         "roc_auc_binned": roc,
