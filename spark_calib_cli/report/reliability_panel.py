@@ -3,9 +3,9 @@ histogram.
 
 Empty bins have no observed rate (null, not 0), so they get no bar: an absent bar says "no
 data", while a bar of height 0 would claim that everything in the bin was wrong. Bars span
-their bin's edges, so equal-mass bins have variable widths. When every bar and every mean
-lies below ``ZOOM_BELOW`` (a low-base-rate score), the axes zoom to [0, ``zoom_limit``] so
-the bars are readable; the title says so.
+their bin's edges, so equal-mass bins have variable widths. When every bin's mean prediction
+and observed rate lie below ``ZOOM_BELOW`` (a low-base-rate score), the axes zoom to
+[0, ``zoom_limit``] so the bars are readable; the title says so.
 """
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ ZOOM_BELOW = 0.5
 
 
 def zoom_limit(bins: pd.DataFrame) -> float:
-    """The upper limit of both axes: 1, or, when the filled bins' upper edges and means are all
-    below ``ZOOM_BELOW``, their maximum × 1.1 rounded up to a multiple of 0.01."""
+    """The upper limit of both axes: 1, or, when the filled bins' means (prediction and
+    observed rate) are all below ``ZOOM_BELOW``, their maximum × 1.3 rounded up to a multiple
+    of 0.01. The last bin's bar may run past the limit: with equal-mass bins on a low base rate
+    it spans the few highest scores, and fitting it would squeeze every other bar."""
     filled = bins[(bins["n"] > 0) & bins["accuracy"].notna()]
     if filled.empty:
         return 1.0
-    top = float(
-        np.nanmax(filled[["bin_upper", "accuracy", "mean_confidence"]].to_numpy(dtype=float))
-    )
+    top = float(np.nanmax(filled[["accuracy", "mean_confidence"]].to_numpy(dtype=float)))
     if top >= ZOOM_BELOW:
         return 1.0
-    return float(min(1.0, np.ceil(top * 110.0) / 100.0))
+    return float(min(1.0, np.ceil(top * 130.0) / 100.0))
 
 
 def draw_reliability(
