@@ -33,6 +33,8 @@ ECE_TOLERANCE = 1e-9
 ECE_DIFF_KEY = "pandas_vs_spark_calib_overall_ece_max_abs_diff"
 ECE_TOLERANCE_KEY = "pandas_vs_spark_calib_ece_tolerance"
 ECE_OK_KEY = "pandas_vs_spark_calib_ece_ok"
+# A spark_calib variant whose warm-up run takes longer than this is timed by that run alone.
+SINGLE_RUN_BUDGET_S = 300.0
 
 
 @dataclass
@@ -84,14 +86,20 @@ def run_case(
     configs: dict[str, Config],
     baselines: Baselines | None = None,
     relative: Sequence[tuple[str, str]] = (),
+    log: str | None = None,
+    stats_rows: bool = False,
 ) -> dict[str, Any]:
     """Time the scan floor and every config of ``configs`` (variant name → config) on the
-    ``task`` log of ``rows`` rows, plus the requested baselines on the first config.
+    ``log`` log (default: the ``task`` log) of ``rows`` rows, plus the requested baselines on
+    the first config.
 
     Ratios: every variant / scan_floor, the baselines / spark_calib, and ``relative`` pairs.
+    ``stats_rows``: after the timing, count the statistics rows per key of the first config's
+    latest outputs (``stats_rows_per_key``, one small query outside the timed region).
     """
     baselines = baselines or Baselines()
-    path = ctx.log(task, rows)
+    log = log or task
+    path = ctx.log(log, rows)
     first = next(iter(configs.values()))
     columns = needed_columns(first)
     runners = {
@@ -100,7 +108,10 @@ def run_case(
     }
     first_runner = runners[next(iter(configs))]
     variants = [Variant(SCAN_FLOOR, _none(first_runner.scan_floor))]
-    variants += [Variant(v, _none(r.run), prepare=r.prepare) for v, r in runners.items()]
+    variants += [
+        Variant(v, _none(r.run), prepare=r.prepare, single_run_budget_s=SINGLE_RUN_BUDGET_S)
+        for v, r in runners.items()
+    ]
     mllib = pandas = None
     if baselines.mllib:
         ctx.progress(f"case {name}: counting slice keys for the MLlib extrapolation (not timed)")
@@ -113,6 +124,10 @@ def run_case(
         variants.append(Variant(PANDAS, _none(pandas.run)))
     timings = time_variants(name, variants, ctx.repeats, ctx.progress, ctx.warmup)
     case = _case_record(task, rows, path, configs, columns, timings, runners, relative)
+    case["log_kind"] = log
+    if stats_rows:
+        ctx.progress(f"case {name}: statistics rows per key (not timed)")
+        case["stats_rows_per_key"] = first_runner.stats_rows_per_key()
     if mllib is not None:
         case["variants"][MLLIB].update(mllib.details())
     if pandas is not None and pandas.last is not None:

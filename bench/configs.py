@@ -32,22 +32,56 @@ MLLIB_SLICE = "device"
 # The task defaults of spark_calib (README, "Config reference").
 DEFAULT_METRICS = ("ece", "mce", "rmsce", "brier", "nll", "accuracy", "count")
 METRICS_3 = ("ece", "brier", "accuracy")
-# Every binary metric that comes out of the one scan (no extra-pass roc_auc/pr_auc, no tables).
-METRICS_ALL_BINARY = (
+# The decision and score metrics of the one scan that both classification tasks have.
+METRICS_ONE_SCAN_COMMON = (
     *DEFAULT_METRICS,
     "error_rate",
     "balanced_accuracy",
     "precision",
     "recall",
     "f1",
+)
+# The moment-sum calibration summaries of statistics v2 valid for binary and multiclass.
+MOMENT_METRICS_COMMON = (
+    "mean_prediction",
+    "mean_label",
+    "calibration_ratio",
+    "calibration_in_the_large",
+    "spiegelhalter_z",
+    "spiegelhalter_p",
+)
+# Moment-sum metrics of the binary (positive-class) view only.
+MOMENT_METRICS_BINARY = (
+    "normalized_entropy",
+    "brier_reliability",
+    "brier_resolution",
+    "brier_uncertainty",
+)
+# Metrics from the fine cells of the binary score (spark_calib.rows.cells); smooth_ece collects
+# at most 1,001 node sums per key to the driver.
+CELL_METRICS = (
     "roc_auc_binned",
     "pr_auc_binned",
+    "ks_calibration",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "calibration_slope",
+    "calibration_intercept",
+    "smooth_ece",
 )
-# The same for multiclass: the binned ranking metrics are binary only.
-METRICS_ALL_MULTICLASS = METRICS_ALL_BINARY[: -len(("roc_auc_binned", "pr_auc_binned"))]
+# Every binary metric that comes out of the one scan (no extra-pass roc_auc/pr_auc, no tables).
+METRICS_ALL_BINARY = (
+    *METRICS_ONE_SCAN_COMMON,
+    *MOMENT_METRICS_COMMON,
+    *MOMENT_METRICS_BINARY,
+    *CELL_METRICS,
+)
+# The same for multiclass: the cell metrics and the binary-view moment metrics are binary only.
+METRICS_ALL_MULTICLASS = (*METRICS_ONE_SCAN_COMMON, *MOMENT_METRICS_COMMON)
 CLASSWISE_METRICS = (*DEFAULT_METRICS, "classwise_ece")
 
 STRATEGY_AUTO = "auto"
+EQUAL_MASS = "equal_mass"
 STRATEGIES = ("finest_grain", "grouping_sets")
 
 
@@ -65,15 +99,19 @@ def config(
     slices: Sequence[Sequence[str]],
     metrics: Sequence[str] | None = None,
     strategy: str = STRATEGY_AUTO,
+    binning: str | None = None,
 ) -> Config:
     """A full config: ``metrics`` None keeps the task defaults, ``strategy`` auto lets
-    spark_calib choose (finest_grain up to 3 slice columns, else grouping_sets)."""
+    spark_calib choose (finest_grain up to 3 slice columns, else grouping_sets), ``binning``
+    None keeps the default bins (``equal_mass``: ``binning.strategy: equal_mass``)."""
     cfg = base_config(task)
     cfg["slices"] = [list(s) for s in slices]
     if metrics is not None:
         cfg["metrics"] = list(metrics)
     if strategy != STRATEGY_AUTO:
         cfg["slice_strategy"] = strategy
+    if binning is not None:
+        cfg["binning"] = {"strategy": binning}
     return cfg
 
 

@@ -4,6 +4,9 @@ Every log has ``model_version`` (3 values), ``country`` (50), ``device`` (3), ``
 ``event_date`` (30 days): the slice columns of realistic cardinality that issue 5 names. The
 binary log adds ``score`` (double, P(y = 1)) and ``label`` (int); the multiclass logs add
 ``probs`` (array<double> of length K, a softmax of seeded logits) and ``label`` (int in [0, K)).
+The ``ctr`` log is binary with a click-through base rate of about 2 %: the true log-odds
+~ N(CTR_LOGIT_MEAN, CTR_LOGIT_STD), ``v2`` logs 1.4 × the true probability, ``v1`` and ``v3``
+log it as is.
 
 Every random column is ``rand``/``randn`` with its own seed over a fixed number of partitions, so
 a (task, rows, seed) triple gives the same log on any machine. A log is written to
@@ -32,10 +35,17 @@ FIRST_DAY = dt.date(2024, 6, 1)
 # Logit scale per version index: calibrated, over-confident, under-confident.
 LOGIT_SCALES = (1.0, 2.0, 0.5)
 SLICE_COLUMNS = ("model_version", "country", "device", "tier", "event_date")
+BINARY_LOG = "binary"
+CTR_LOG = "ctr"
+# Click-through log: true log-odds ~ N(mean, std) (base rate about 2 %); the score is this
+# factor × the true probability per version index (only v2 is miscalibrated: 40 % over).
+CTR_LOGIT_MEAN, CTR_LOGIT_STD = -4.3, 0.9
+CTR_PREDICTION_FACTORS = (1.0, 1.4, 1.0)
 
 
 def log_path(cache: Path, task: str, rows: int, seed: int = DEFAULT_SEED) -> Path:
-    """Where the log of ``task`` (``binary``, ``multiclass10``, ``multiclass100``) is cached."""
+    """Where the log of ``task`` (``binary``, ``ctr``, ``multiclass10``, ``multiclass100``) is
+    cached."""
     return cache / f"{task}_{rows}_{seed}"
 
 
@@ -46,11 +56,12 @@ def ensure_log(
     path = log_path(cache, task, rows, seed)
     if (path / "_SUCCESS").exists():
         return path
-    frame = (
-        binary_log(spark, rows, seed)
-        if task == "binary"
-        else multiclass_log(spark, rows, seed, num_classes(task))
-    )
+    if task == BINARY_LOG:
+        frame = binary_log(spark, rows, seed)
+    elif task == CTR_LOG:
+        frame = ctr_log(spark, rows, seed)
+    else:
+        frame = multiclass_log(spark, rows, seed, num_classes(task))
     frame.write.mode("overwrite").parquet(str(path))
     return path
 
@@ -71,6 +82,20 @@ def binary_log(spark: SparkSession, rows: int, seed: int = DEFAULT_SEED) -> Data
     probability = 1.0 / (1.0 + F.exp(-true_logit))
     with_score = base.select("*", score.alias("score"), probability.alias("_p"))
     label = (F.rand(seed + 11) < F.col("_p")).cast("int")
+    return with_score.select(*SLICE_COLUMNS, "score", label.alias("label"))
+
+
+def ctr_log(spark: SparkSession, rows: int, seed: int = DEFAULT_SEED) -> DataFrame:
+    """``rows`` click-through predictions (base rate about 2 %): the slice columns, ``score``
+    (the logged click probability, capped at 1) and ``label`` (int, clicked)."""
+    base = _traffic(spark, rows, seed)
+    true_logit = F.randn(seed + 20) * CTR_LOGIT_STD + CTR_LOGIT_MEAN
+    probability = 1.0 / (1.0 + F.exp(-true_logit))
+    factor = F.element_at(F.array(*[F.lit(f) for f in CTR_PREDICTION_FACTORS]), F.col("_v") + 1)
+    with_truth = base.select("*", probability.alias("_p"))
+    score = F.least(F.col("_p") * factor, F.lit(1.0))
+    with_score = with_truth.select("*", score.alias("score"))
+    label = (F.rand(seed + 21) < F.col("_p")).cast("int")
     return with_score.select(*SLICE_COLUMNS, "score", label.alias("label"))
 
 

@@ -45,15 +45,39 @@ def _config_summary(cfg: dict[str, Any]) -> str:
     slices = "; ".join("[" + ", ".join(s) + "]" for s in cfg["slices"])
     metrics = ", ".join(cfg.get("metrics", ["defaults"]))
     strategy = cfg.get("slice_strategy", "auto")
-    return f"slices {slices} · metrics {metrics} · slice_strategy {strategy}"
+    summary = f"slices {slices} · metrics {metrics} · slice_strategy {strategy}"
+    binning = cfg.get("binning", {}).get("strategy")
+    return f"{summary} · binning.strategy {binning}" if binning else summary
+
+
+def _stats_rows(counted: dict[str, Any]) -> list[str]:
+    largest = counted["largest_key"]
+    kinds = ", ".join(
+        f"{kind.removeprefix('with_')} {largest[kind]:,}"
+        for kind in largest
+        if kind.startswith("with_") and largest[kind]
+    )
+    slice_value = largest["slice_value"] or "—"
+    return [
+        f"Statistics rows per model version × slice value × class (`class` null, counted after "
+        f"the timing from the last run's stats table): max {counted['max']:,}, median "
+        f"{counted['median']:,.0f} over {counted['keys']:,} keys; "
+        f"{counted['keys_with_more_stats_rows_than_input_rows']:,} keys have more statistics "
+        f"rows than input rows. Target: ≤ {counted['target_max']:,}, and never more than its "
+        f"rows. Largest key: {largest['model_version']} · {largest['slice_name']} = "
+        f"{slice_value} ({largest['input_rows']:,} input rows; non-null {kinds}).",
+        "",
+    ]
 
 
 def _case(name: str, case: dict[str, Any]) -> list[str]:
     lines = [f"### {name}", ""]
     if "same_as" in case:
         return [*lines, f"The same config as `{case['same_as']}`, measured once there.", ""]
+    kind = case.get("log_kind", case["task"])
+    task = "" if kind == case["task"] else f" (task {case['task']})"
     lines.append(
-        f"{case['task']} log, {case['rows']:,} rows; scan columns: "
+        f"{kind} log{task}, {case['rows']:,} rows; scan columns: "
         + ", ".join(f"`{c}`" for c in case["scan_columns"])
         + "."
     )
@@ -86,6 +110,8 @@ def _case(name: str, case: dict[str, Any]) -> list[str]:
     others = {k: v for k, v in ratios.items() if not k.endswith(f"/{SCAN_FLOOR}")}
     if others:
         lines += ["Ratios: " + ", ".join(f"{k} = {_cell(v)}" for k, v in others.items()), ""]
+    if case.get("stats_rows_per_key"):
+        lines += _stats_rows(case["stats_rows_per_key"])
     checks = case.get("checks", {})
     if ECE_DIFF_KEY in checks:
         verdict = "ok" if checks[ECE_OK_KEY] else "MISMATCH"
@@ -190,7 +216,8 @@ def _method(settings: dict[str, Any]) -> str:
     warmup = "after one warm-up run" if settings.get("warmup", True) else "WITHOUT warm-up runs"
     return (
         f"Median of {settings['repeats']} timed runs per variant {warmup}; within each round "
-        "the variants alternate. Seconds are wall-clock."
+        'the variants alternate. Seconds are wall-clock. A variant noted "timed once" has '
+        "a single timed run (see its note)."
     )
 
 

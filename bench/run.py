@@ -29,7 +29,7 @@ from bench.cases import (
     scaling_point,
     with_linearity,
 )
-from bench.generate import DEFAULT_SEED
+from bench.generate import CTR_LOG, DEFAULT_SEED
 from bench.low_memory import check as check_low_memory
 from bench.machine import describe, memory
 from bench.report import write_docs, write_json
@@ -52,6 +52,15 @@ MULTICLASS_TASKS = ("multiclass10", "multiclass100")
 CLASSWISE = "spark_calib_classwise"
 SKIPPABLE = ("mllib", "pandas", "classwise", "scaling", "low_memory")
 TYPICAL = "typical"
+WIDE = "wide"
+METRICS_ALL = "metrics_all"
+CTR = "ctr"
+# The spark_calib cases that --cases selects from (slices_6 comes with wide; the classwise
+# cases are skipped with --skip classwise).
+CASES = (TYPICAL, WIDE, "metrics_3", METRICS_ALL, "slices_1", CTR)
+# The cases whose statistics rows per key are counted after the timing.
+STATS_ROWS_CASES = (METRICS_ALL, CTR)
+EQUAL_MASS = f"{SPARK_CALIB}_equal_mass"
 
 
 def multiclass_rows(rows: int, task: str, minimum: int) -> int:
@@ -60,27 +69,44 @@ def multiclass_rows(rows: int, task: str, minimum: int) -> int:
 
 
 def _spark_cases(
-    ctx: Context, task: str, rows: int, baselines: Baselines
+    ctx: Context, task: str, rows: int, baselines: Baselines, selected: Collection[str] = CASES
 ) -> dict[str, dict[str, Any]]:
-    """typical, wide (auto and both strategies), metrics_3, metrics_all, slices_1, slices_6."""
+    """typical (default bins and equal-mass bins), wide (auto and both strategies), metrics_3,
+    metrics_all, slices_1, slices_6 and, for binary, ctr: those of ``selected``."""
     cfg = C.config
-    cases = {
-        TYPICAL: run_case(
-            ctx, TYPICAL, task, rows, {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES)}, baselines
-        )
-    }
+    cases: dict[str, dict[str, Any]] = {}
+    if TYPICAL in selected:
+        typical = {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES)}
+        relative: list[tuple[str, str]] = []
+        if task == C.BINARY:
+            typical[EQUAL_MASS] = cfg(task, C.TYPICAL_SLICES, binning=C.EQUAL_MASS)
+            relative.append((EQUAL_MASS, SPARK_CALIB))
+        cases[TYPICAL] = run_case(ctx, TYPICAL, task, rows, typical, baselines, relative)
     wide = {SPARK_CALIB: cfg(task, C.WIDE_SLICES)}
     for strategy in C.STRATEGIES:
         wide[f"{SPARK_CALIB}_{strategy}"] = cfg(task, C.WIDE_SLICES, strategy=strategy)
-    cases["wide"] = run_case(ctx, "wide", task, rows, wide)
+    if WIDE in selected:
+        cases[WIDE] = run_case(ctx, WIDE, task, rows, wide)
     simple = {
         "metrics_3": cfg(task, C.TYPICAL_SLICES, C.METRICS_3),
-        "metrics_all": cfg(task, C.TYPICAL_SLICES, C.metrics_all(task)),
+        METRICS_ALL: cfg(task, C.TYPICAL_SLICES, C.metrics_all(task)),
         "slices_1": cfg(task, [C.OVERALL]),
     }
     for name, one in simple.items():
-        cases[name] = run_case(ctx, name, task, rows, {SPARK_CALIB: one})
-    cases["slices_6"] = {"same_as": "wide", "configs": {SPARK_CALIB: wide[SPARK_CALIB]}}
+        if name in selected:
+            counted = name in STATS_ROWS_CASES
+            cases[name] = run_case(ctx, name, task, rows, {SPARK_CALIB: one}, stats_rows=counted)
+    if WIDE in selected:
+        cases["slices_6"] = {"same_as": WIDE, "configs": {SPARK_CALIB: wide[SPARK_CALIB]}}
+    if CTR in selected and task == C.BINARY:
+        ctr = cfg(task, C.TYPICAL_SLICES, C.METRICS_ALL_BINARY)
+        case = run_case(ctx, CTR, task, rows, {SPARK_CALIB: ctr}, log=CTR_LOG, stats_rows=True)
+        case["notes"].append(
+            "Click-through log: true log-odds ~ N(−4.3, 0.9) (base rate about 2 %); v2 logs "
+            "1.4 × the true probability, v1 and v3 log it as is; the slice columns of the "
+            "binary log."
+        )
+        cases[CTR] = case
     return cases
 
 
@@ -106,7 +132,12 @@ def _classwise_cases(ctx: Context, task: str, rows: int, minimum: int) -> dict[s
 
 
 def _notes(
-    task: str, rows: int, skip: Collection[str], pandas_max_rows: int, generated: list[str]
+    task: str,
+    rows: int,
+    skip: Collection[str],
+    pandas_max_rows: int,
+    generated: list[str],
+    selected: Collection[str] = CASES,
 ) -> list[str]:
     notes = [
         "scan_floor: read exactly the columns the config needs and sum each once in one "
@@ -120,7 +151,8 @@ def _notes(
     ]
     if task != C.BINARY:
         notes.append(f"MLlib and pandas baselines are binary only: not run for {task}.")
-    if MLLIB not in skip and task == C.BINARY:
+    typical = TYPICAL in selected
+    if MLLIB not in skip and task == C.BINARY and typical:
         notes.append(
             "mllib: MulticlassClassificationEvaluator (logLoss, accuracy) and "
             "BinaryClassificationEvaluator (areaUnderROC) give no calibration error and no "
@@ -130,7 +162,7 @@ def _notes(
             "'method'); the warm-up is one pass, not a full run. MLlib computes less than "
             "spark_calib (no ECE/MCE/RMSCE, no Brier, no reliability bins)."
         )
-    if PANDAS not in skip and task == C.BINARY:
+    if PANDAS not in skip and task == C.BINARY and typical:
         if rows > pandas_max_rows:
             notes.append(
                 f"pandas: skipped at {rows:,} rows (above {pandas_max_rows:,}, the log would "
@@ -142,8 +174,18 @@ def _notes(
                 "computes the row terms, one pandas groupby per slice set gives per-bin sums "
                 "and the metrics and reliability bins follow per key; single-threaded."
             )
+    not_run = [name for name in (MLLIB, PANDAS) if name in skip or not typical]
+    if not_run and task == C.BINARY:
+        notes.append(
+            "Baselines NOT run in this benchmark: "
+            + " and ".join(not_run)
+            + "; the page shows no baseline timings and their targets say n/a."
+        )
     if skip:
         notes.append("Skipped: " + ", ".join(sorted(skip)) + ".")
+    left_out = [name for name in CASES if name not in selected]
+    if left_out:
+        notes.append("Cases not run (--cases): " + ", ".join(left_out) + ".")
     if generated:
         notes.append(
             "Generated in this run (the peak RSS includes it): " + ", ".join(generated) + "."
@@ -162,6 +204,7 @@ def run_benchmark(
     docs: Path | None = DEFAULT_DOCS,
     scaling: Sequence[int] = (),
     skip: Collection[str] = (),
+    cases: Collection[str] = CASES,
     seed: int = DEFAULT_SEED,
     multiclass_min_rows: int = MULTICLASS_MIN_ROWS,
     pandas_max_rows: int = PANDAS_MAX_ROWS,
@@ -175,10 +218,12 @@ def run_benchmark(
     not None) and return the results dict.
 
     ``low_memory`` (e.g. ``"1g"``): also evaluate the typical config on the largest size in a
-    child process with that driver memory. ``skip``: any of ``SKIPPABLE``. ``warmup`` False
+    child process with that driver memory. ``skip``: any of ``SKIPPABLE``. ``cases``: the
+    spark_calib cases to run (any of ``CASES``, all by default). ``warmup`` False
     skips the warm-up runs: for smoke tests only, the timings are then cold.
     """
-    _check_arguments(rows, repeats, skip)
+    _check_arguments(rows, repeats, skip, cases)
+    selected = [name for name in CASES if name in cases]
     progress = progress or Progress()
     started = dt.datetime.now(dt.timezone.utc)
     results: dict[str, Any] = {
@@ -192,12 +237,13 @@ def run_benchmark(
     }
     with tempfile.TemporaryDirectory(prefix="bench-") as work:
         ctx = Context(spark, cache, seed, Path(work), progress, repeats, warmup)
-        cases = _all_cases(ctx, task, rows, skip, multiclass_min_rows, pandas_max_rows)
-        results["cases"] = cases
-        results["scaling"] = _scaling(ctx, task, rows, scaling, skip, cases)
+        measured = _all_cases(ctx, task, rows, skip, multiclass_min_rows, pandas_max_rows, selected)
+        results["cases"] = measured
+        results["scaling"] = _scaling(ctx, task, rows, scaling, skip, measured)
         results["low_memory"] = _low_memory(ctx, task, rows, scaling, skip, low_memory)
     results["memory"] = memory(spark)
-    results["notes"] = _notes(task, rows, skip, pandas_max_rows, ctx.generated)
+    results["settings"]["cases"] = selected
+    results["notes"] = _notes(task, rows, skip, pandas_max_rows, ctx.generated, selected)
     _finish(results, progress)
     _write(results, out, docs, progress)
     return results
@@ -210,15 +256,16 @@ def _all_cases(
     skip: Collection[str],
     multiclass_min_rows: int,
     pandas_max_rows: int,
+    selected: Collection[str] = CASES,
 ) -> dict[str, dict[str, Any]]:
-    """The spark_calib cases (with the baselines not skipped, binary only) and the classwise
-    cases unless skipped."""
+    """The ``selected`` spark_calib cases (with the baselines not skipped, binary only) and the
+    classwise cases unless skipped."""
     binary = task == C.BINARY
     baselines = Baselines(
         mllib=binary and MLLIB not in skip,
         pandas=binary and PANDAS not in skip and rows <= pandas_max_rows,
     )
-    cases = _spark_cases(ctx, task, rows, baselines)
+    cases = _spark_cases(ctx, task, rows, baselines, selected)
     if "classwise" not in skip:
         cases.update(_classwise_cases(ctx, task, rows, multiclass_min_rows))
     return cases
@@ -231,11 +278,17 @@ def _finish(results: dict[str, Any], progress: Progress) -> None:
     results["targets"] = evaluate_targets(results)
 
 
-def _check_arguments(rows: int, repeats: int, skip: Collection[str]) -> None:
-    """ValueError for an unknown name in ``skip``, or ``rows`` or ``repeats`` below 1."""
+def _check_arguments(
+    rows: int, repeats: int, skip: Collection[str], cases: Collection[str] = CASES
+) -> None:
+    """ValueError for an unknown name in ``skip`` or ``cases``, or ``rows`` or ``repeats``
+    below 1."""
     unknown = set(skip) - set(SKIPPABLE)
     if unknown:
         raise ValueError(f"cannot skip {sorted(unknown)}; choose from {list(SKIPPABLE)}")
+    unknown = set(cases) - set(CASES)
+    if unknown:
+        raise ValueError(f"unknown cases {sorted(unknown)}; choose from {list(CASES)}")
     if repeats < 1 or rows < 1:
         raise ValueError("rows and repeats must be at least 1")
 
@@ -280,7 +333,7 @@ def _scaling(
         return None
     cfg = C.config(task, C.TYPICAL_SLICES)
     points = [
-        scaling_point(ctx, size, cfg, cases[TYPICAL] if size == rows else None)
+        scaling_point(ctx, size, cfg, cases.get(TYPICAL) if size == rows else None)
         for size in sorted(set(scaling))
     ]
     return {"config": TYPICAL, "points": with_linearity(points)}
@@ -318,12 +371,20 @@ def _sizes(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.strip()] if text else []
 
 
-def _names(text: str) -> list[str]:
+def _split(text: str, choices: Sequence[str]) -> list[str]:
     names = [part.strip() for part in text.split(",") if part.strip()] if text else []
-    unknown = set(names) - set(SKIPPABLE)
+    unknown = set(names) - set(choices)
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown {sorted(unknown)}; choose from {SKIPPABLE}")
+        raise argparse.ArgumentTypeError(f"unknown {sorted(unknown)}; choose from {choices}")
     return names
+
+
+def _names(text: str) -> list[str]:
+    return _split(text, SKIPPABLE)
+
+
+def _cases(text: str) -> list[str]:
+    return _split(text, CASES)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -344,6 +405,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--skip", type=_names, default=[], help=f"comma-separated, any of {','.join(SKIPPABLE)}"
+    )
+    parser.add_argument(
+        "--cases",
+        type=_cases,
+        default=list(CASES),
+        help=f"comma-separated spark_calib cases to run, any of {','.join(CASES)} (default all)",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY)
@@ -373,6 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             docs=args.docs,
             scaling=args.scaling,
             skip=args.skip,
+            cases=args.cases,
             seed=args.seed,
             multiclass_min_rows=args.multiclass_min_rows,
             low_memory=args.low_memory or None,

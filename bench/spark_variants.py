@@ -11,8 +11,10 @@ the whole cost a user pays to get the tables, not only the lazy plan.
 from __future__ import annotations
 
 import shutil
+import statistics
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -20,8 +22,13 @@ from pyspark.sql.types import ArrayType, BooleanType, NumericType
 
 from bench.configs import Config, needed_columns
 from spark_calib import EvaluationResult, evaluate
+from spark_calib.stats import schema as S
 
 METRICS_OUTPUT = "metrics"
+STATS_OUTPUT = "stats"
+# Statistics rows of one key (model version × slice value × class) that the issue allows: at
+# most this many, and never more than the key's input rows.
+STATS_ROWS_PER_KEY_TARGET = 1_600
 OPTIONAL_OUTPUTS = ("confusion", "thresholds", "roc", "regression_calibration")
 
 
@@ -50,7 +57,7 @@ def outputs(result: EvaluationResult) -> dict[str, DataFrame]:
     frames = {
         METRICS_OUTPUT: result.metrics,
         "reliability": result.reliability,
-        "stats": result.stats,
+        STATS_OUTPUT: result.stats,
         "invalid": result.invalid,
     }
     for name in OPTIONAL_OUTPUTS:
@@ -105,9 +112,52 @@ class SparkCalibRunner:
         """The scan floor of this runner's config."""
         scan_floor(self.spark, self.path, self.columns)
 
+    def stats_rows_per_key(self) -> dict[str, Any] | None:
+        """Statistics rows per model version × slice value with ``class`` null, from the
+        latest run's written outputs (one small query, not timed): max and median over keys,
+        the largest key with its input rows and its rows by kind, and how many keys have more
+        statistics rows than input rows (the key's ``n`` in the metrics table)."""
+        if self.last_output is None:
+            return None
+        return stats_rows_per_key(self.spark, self.last_output)
+
     def cleanup(self) -> None:
         """Remove every output directory of this runner."""
         for directory in (self.last_output, self._next):
             if directory is not None:
                 shutil.rmtree(directory, ignore_errors=True)
         self.last_output = self._next = None
+
+
+def stats_rows_per_key(spark: SparkSession, output: Path) -> dict[str, Any]:
+    """See ``SparkCalibRunner.stats_rows_per_key``; ``output`` holds the written tables."""
+    keys = list(S.SLICE_KEY_COLUMNS)
+    stats = spark.read.parquet(str(output / STATS_OUTPUT)).filter(F.col(S.CLASS).isNull())
+    kinds = (S.CELL, S.BIN, S.PREDICTED_CLASS, S.THRESHOLD_BIN, S.REASON)
+    per_key = stats.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("stats_rows"),
+        *[F.count(F.col(kind)).alias(f"with_{kind}") for kind in kinds],
+    )
+    metrics = spark.read.parquet(str(output / METRICS_OUTPUT)).filter(F.col(S.CLASS).isNull())
+    rows = metrics.groupBy(*keys).agg(F.max(S.N).alias("input_rows"))
+    collected = per_key.join(rows, keys, "left").collect()
+    counts = [row["stats_rows"] for row in collected]
+    largest = max(collected, key=lambda row: (row["stats_rows"], -(row["input_rows"] or 0)))
+    over = [
+        row
+        for row in collected
+        if row["input_rows"] is not None and row["stats_rows"] > row["input_rows"]
+    ]
+    return {
+        "keys": len(collected),
+        "max": max(counts),
+        "median": statistics.median(counts),
+        "largest_key": {
+            **{key: largest[key] for key in keys},
+            "stats_rows": largest["stats_rows"],
+            "input_rows": largest["input_rows"],
+            **{f"with_{kind}": largest[f"with_{kind}"] for kind in kinds},
+        },
+        "keys_with_more_stats_rows_than_input_rows": len(over),
+        "target_max": STATS_ROWS_PER_KEY_TARGET,
+    }

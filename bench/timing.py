@@ -44,6 +44,9 @@ class Variant:
     ``repeat_budget_s``: when the warm-up time × repeats is above it, the variant is timed once.
     ``warmup``: a cheaper stand-in for the warm-up run; it must also return the estimated
     seconds of one full run (used for the budget), else the warm-up's wall time is used.
+    ``single_run_budget_s``: when the warm-up run itself takes longer than this, it is the one
+    timed run (no repeats): the warm-up effects (JIT, page cache) are a small part of a run
+    that long, and repeating it would take hours.
     """
 
     name: str
@@ -51,6 +54,7 @@ class Variant:
     prepare: Callable[[], None] | None = None
     repeat_budget_s: float | None = None
     warmup: Callable[[], float | None] | None = None
+    single_run_budget_s: float | None = None
 
 
 @dataclass
@@ -62,6 +66,7 @@ class VariantTiming:
     timings_s: list[float] = field(default_factory=list)
     wall_s: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    from_warmup: bool = False
 
     @property
     def median_s(self) -> float:
@@ -112,11 +117,20 @@ def time_variants(
                 f"timed once: {repeats} runs of about {full_run_s:.0f} s each (estimated from "
                 f"the warm-up) would exceed the {budget:.0f} s budget"
             )
+        if variant.single_run_budget_s is not None and wall > variant.single_run_budget_s:
+            timing.repeats = 1
+            timing.from_warmup = True
+            timing.wall_s.append(wall)
+            timing.timings_s.append(estimate if estimate is not None else wall)
+            timing.notes.append(
+                f"timed once: the warm-up run ({wall:.0f} s) is the measurement, a run that "
+                f"long is over the {variant.single_run_budget_s:.0f} s single-run budget"
+            )
         timings[variant.name] = timing
     for round_index in range(repeats):
         for variant in variants:
             timing = timings[variant.name]
-            if round_index >= timing.repeats:
+            if timing.from_warmup or round_index >= timing.repeats:
                 continue
             progress(f"case {case}: {variant.name} run {round_index + 1}/{timing.repeats}")
             wall, reported = _timed(variant, variant.run)
