@@ -37,3 +37,5 @@ FINEST_GRAIN_MAX_COLUMNS = 3
 DEFAULT_MIN_DELTA = 0.01
 DEFAULT_Z = 3.0
 DEFAULT_MIN_N = 1000
+# Slices with fewer rows stay in the tables but out of the worst-slice rankings.
+DEFAULT_MIN_SLICE_ROWS = 100

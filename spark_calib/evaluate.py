@@ -16,6 +16,7 @@ from spark_calib.metrics.output import defined_values
 from spark_calib.metrics.ranking import roc_from_stats, thresholds_from_stats
 from spark_calib.metrics.regression import regression_calibration_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
+from spark_calib.metrics.uncertainty import with_intervals
 from spark_calib.registry import EXACT_RANKING, MetricSpec, resolve_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.canonical import canonical_rows, reason_expression
@@ -93,7 +94,8 @@ def _metrics(
     exact = [spec for spec in specs if spec.family == EXACT_RANKING]
     if not exact:
         return from_stats
-    return from_stats.unionByName(defined_values(exact_ranking_metrics(rows, cfg, exact)))
+    exact_metrics = defined_values(exact_ranking_metrics(rows, cfg, exact))
+    return from_stats.unionByName(with_intervals(exact_metrics, stats_df, cfg))
 
 
 def _check_class_config(cfg: Config, num_classes: int | None) -> None:

@@ -17,7 +17,7 @@ from spark_calib.errors import ConfigError
 
 ConfigSource = Config | Mapping[str, Any] | str | Path
 
-MONITORING_SECTIONS = ("drift", "alerts", "rollup")
+MONITORING_SECTIONS = ("drift", "alerts", "rollup", "min_slice_rows")
 # input keys that say where the rows are, not which rows or how they are evaluated.
 LOCATION_KEYS = ("table", "path", "format", "options")
 

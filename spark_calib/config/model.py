@@ -13,9 +13,11 @@ from pydantic import Field, field_validator, model_validator
 
 from spark_calib.config.base import Float, Int, Number, StrictModel
 from spark_calib.config.monitoring import AlertRule, DriftConfig, RollupConfig
+from spark_calib.config.uncertainty import UncertaintyConfig
 from spark_calib.constants import (
     DEFAULT_COVERAGE_LEVELS,
     DEFAULT_MAX_INVALID_FRACTION,
+    DEFAULT_MIN_SLICE_ROWS,
     DEFAULT_N_BINS,
     DEFAULT_ROC_POINTS,
     DEFAULT_SUM_TOLERANCE,
@@ -33,7 +35,6 @@ BinStrategy = Literal["uniform", "equal_mass"]
 BinaryView = Literal["positive_class", "top_label"]
 SliceStrategy = Literal["auto", "finest_grain", "grouping_sets"]
 InputFormat = Literal["parquet", "orc", "json", "csv", "delta"]
-
 
 
 # Which column roles each task requires, allows, and which combinations are alternatives.
@@ -139,6 +140,9 @@ class Config(StrictModel):
     drift: DriftConfig = DriftConfig()
     alerts: tuple[AlertRule, ...] = ()
     rollup: RollupConfig = RollupConfig()
+    uncertainty: UncertaintyConfig = UncertaintyConfig()
+    # Slices with fewer rows stay in the tables but out of the worst-slice rankings.
+    min_slice_rows: Int = Field(default=DEFAULT_MIN_SLICE_ROWS, ge=0)
 
     @field_validator("slices", mode="before")
     @classmethod

@@ -15,6 +15,8 @@ Output columns: model_version, slice_name, slice_value, class, metric, value, n,
 
 from __future__ import annotations
 
+import math
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -24,9 +26,16 @@ from spark_calib.metrics.output import (
     ERROR_BOUND,
     FAMILY_COLUMNS,
     METRIC,
+    SE,
     VALUE,
     WEIGHT_SUM,
     defined_values,
+)
+from spark_calib.metrics.uncertainty import (
+    collapse_buckets,
+    replicate_stats,
+    with_intervals,
+    with_jackknife_se,
 )
 from spark_calib.registry import (
     CALIBRATION,
@@ -39,16 +48,38 @@ from spark_calib.registry import (
     MetricSpec,
     resolve_metrics,
 )
+from spark_calib.registry.special import erf
 from spark_calib.stats import schema as stats
 
 
 def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
-    """The metrics table of ``config.metrics`` computed from a statistics table alone.
+    """The metrics table of ``config.metrics`` computed from a statistics table alone, with the
+    standard errors and intervals of ``config.uncertainty`` (``spark_calib.metrics.uncertainty``).
 
     Exact ranking metrics (``roc_auc``, ``pr_auc``) need the input and are left out here;
     ``evaluate`` adds them. Tables (``confusion_matrix``, …) are separate outputs. A value is
     null when its denominator is 0 or a sum overflowed (``defined_values``).
     """
+    # Imported here: the family modules import this module's helpers.
+
+    cfg = load_config(config)
+    if not cfg.uncertainty.jackknife:
+        return with_intervals(_point_metrics(stats_df, cfg), stats_df, cfg)
+    point = _point_metrics(collapse_buckets(stats_df), cfg)
+    specs = resolve_metrics(cfg.task, cfg.metrics, cfg.features())
+    # smooth_ece collects its node sums to the driver: G replicates would collect G times more.
+    replicated = [spec.name for spec in specs if spec.family != SMOOTH and not spec.table]
+    replicates = _point_metrics(
+        replicate_stats(stats_df, cfg.uncertainty.buckets),
+        cfg.model_copy(update={"metrics": tuple(replicated)}),
+    )
+    without_se = [spec.name for spec in specs if not spec.noise or spec.family == SMOOTH]
+    with_se = with_jackknife_se(point, replicates, cfg.uncertainty.buckets, without_se)
+    return with_intervals(with_se, stats_df, cfg)
+
+
+def _point_metrics(stats_df: DataFrame, cfg: Config) -> DataFrame:
+    """The metrics of ``cfg.metrics`` from ``stats_df`` with the families' analytic ``se``."""
     # Imported here: the family modules import this module's helpers.
     from spark_calib.metrics.cells import cell_metrics
     from spark_calib.metrics.decision import decision_metrics
@@ -56,7 +87,6 @@ def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     from spark_calib.metrics.regression import regression_metrics
     from spark_calib.metrics.smooth import smooth_ece_metrics
 
-    cfg = load_config(config)
     specs = [spec for spec in resolve_metrics(cfg.task, cfg.metrics, cfg.features())]
     by_family = {
         family: [spec for spec in specs if spec.family == family and not spec.table]
@@ -102,6 +132,7 @@ def empty_metrics(stats_df: DataFrame) -> DataFrame:
         F.col(stats.N),
         F.lit(None).cast("double").alias(WEIGHT_SUM),
         F.lit(None).cast("double").alias(ERROR_BOUND),
+        F.lit(None).cast("double").alias(SE),
     )
 
 
@@ -126,7 +157,7 @@ def _calibration_metrics(
         keyed = keyed.groupBy(*slice_keys).agg(collected.alias("_entries"))
         macros = [_macro_entry(F.col("_entries"), spec.name) for spec in class_specs]
         keyed = keyed.select(*slice_keys, F.concat("_entries", F.array(*macros)).alias("_entries"))
-    return keyed.select(*slice_keys, F.inline("_entries")).select(*FAMILY_COLUMNS)
+    return keyed.select(*slice_keys, F.inline("_entries")).select(*FAMILY_COLUMNS, SE)
 
 
 # Per-key sum → the statistics column it totals over the key's bins.
@@ -141,6 +172,15 @@ _KEY_TOTALS = {
     "_conf_sq": stats.SUM_WEIGHT_CONFIDENCE_SQ,
     "_conf_outcome": stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
     "_spiegelhalter_var": stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
+    "_w2_outcome": stats.SUM_WEIGHT_SQ_OUTCOME,
+    "_w2_conf": stats.SUM_WEIGHT_SQ_CONFIDENCE,
+    "_w2_conf_sq": stats.SUM_WEIGHT_SQ_CONFIDENCE_SQ,
+    "_w2_conf_outcome": stats.SUM_WEIGHT_SQ_CONFIDENCE_OUTCOME,
+    "_w2_correct": stats.SUM_WEIGHT_SQ_CORRECT,
+    "_w2_brier": stats.SUM_WEIGHT_SQ_BRIER,
+    "_w2_brier_sq": stats.SUM_WEIGHT_SQ_BRIER_SQ,
+    "_w2_nll": stats.SUM_WEIGHT_SQ_NLL,
+    "_w2_nll_sq": stats.SUM_WEIGHT_SQ_NLL_SQ,
 }
 
 
@@ -150,12 +190,20 @@ def per_key_sums(bins: DataFrame) -> DataFrame:
 
     With C_b = Σ_{i∈b} w·c, O_b = Σ_{i∈b} w·o, W_b = Σ_{i∈b} w and S_b = O_b − C_b over the
     occupied bins: ``_abs_gap`` = Σ|S_b|, ``_max_gap`` = max |S_b|/W_b, ``_sq_gap`` = Σ S_b²/W_b,
-    ``_sq_outcome`` = Σ O_b²/W_b; and the key's totals ``_KEY_TOTALS``.
+    ``_sq_outcome`` = Σ O_b²/W_b; the uncertainty terms ``_signed_q1`` = Σ sign(S_b)·Σ_{i∈b}
+    w²(o − c), and, with ȳ_b = O_b/W_b, p̄_b = C_b/W_b, d_b = ȳ_b − p̄_b, the Kish size
+    n_eff,b = W_b²/Σ_{i∈b}w² and s_b² = ȳ_b(1 − ȳ_b)/n_eff,b:
+    ``_debias_abs`` = Σ W_b·E|d_b + s_b·Z|
+    = Σ W_b·[s_b√(2/π)·exp(−d_b²/2s_b²) + d_b·erf(d_b/(s_b√2))]
+    (|d_b| when s_b = 0), ``_null_abs`` = Σ W_b·√(2/π)·√(p̄_b(1 − p̄_b)/n_eff,b) and
+    ``_sq_debiased`` = Σ_{n_eff,b > 1} W_b·[d_b² − ȳ_b(1 − ȳ_b)/(n_eff,b − 1)]; and the key's
+    totals ``_KEY_TOTALS``.
     """
     weight = F.col(stats.SUM_WEIGHT)
     outcome = F.col(stats.SUM_WEIGHT_OUTCOME)
     gap = outcome - F.col(stats.SUM_WEIGHT_CONFIDENCE)
     occupied = weight > 0.0
+    q1 = F.col(stats.SUM_WEIGHT_SQ_OUTCOME) - F.col(stats.SUM_WEIGHT_SQ_CONFIDENCE)
     return bins.groupBy(*stats.KEY_COLUMNS).agg(
         F.sum(stats.N).alias("_n"),
         F.sum(weight).alias("_w"),
@@ -163,8 +211,38 @@ def per_key_sums(bins: DataFrame) -> DataFrame:
         F.max(F.when(occupied, F.abs(gap) / weight)).alias("_max_gap"),
         F.sum(F.when(occupied, gap * gap / weight)).alias("_sq_gap"),
         F.sum(F.when(occupied, outcome * outcome / weight)).alias("_sq_outcome"),
+        F.sum(F.signum(gap) * q1).alias("_signed_q1"),
+        *[F.sum(F.when(occupied, term)).alias(name) for name, term in _bin_noise_terms().items()],
         *[F.sum(column).alias(name) for name, column in _KEY_TOTALS.items()],
     )
+
+
+def _bin_noise_terms() -> dict[str, Column]:
+    """Per occupied bin: W_b·E|d_b + s_b·Z|, W_b·√(2/π)·√(p̄_b(1 − p̄_b)/n_eff,b) and the
+    debiased squared gap (see ``per_key_sums``)."""
+    weight = F.col(stats.SUM_WEIGHT)
+    w2 = F.col(stats.SUM_WEIGHT_SQ)
+    rate = F.col(stats.SUM_WEIGHT_OUTCOME) / weight
+    mean = F.col(stats.SUM_WEIGHT_CONFIDENCE) / weight
+    gap = rate - mean
+    # s_b = sqrt(ȳ(1 − ȳ)·Σw²)/W_b, that is sqrt(ȳ(1 − ȳ)/n_eff,b).
+    spread = F.sqrt(F.greatest(rate * (1.0 - rate), F.lit(0.0)) * w2) / weight
+    folded = spread * F.lit(math.sqrt(2.0 / math.pi)) * F.exp(
+        -(gap * gap) / (2.0 * spread * spread)
+    ) + gap * erf(gap / (spread * F.lit(math.sqrt(2.0))))
+    expected_abs = F.when(spread > 0.0, folded).otherwise(F.abs(gap))
+    n_eff = weight * weight / w2
+    null = F.lit(math.sqrt(2.0 / math.pi)) * F.sqrt(
+        F.greatest(mean * (1.0 - mean), F.lit(0.0)) * w2
+    )
+    debiased_sq = F.when(
+        n_eff > 1.0, weight * (gap * gap - rate * (1.0 - rate) / (n_eff - 1.0))
+    ).otherwise(F.lit(0.0))
+    return {
+        "_debias_abs": weight * expected_abs,
+        "_null_abs": null,
+        "_sq_debiased": debiased_sq,
+    }
 
 
 def _entries(specs: list[MetricSpec]) -> Column:
@@ -177,6 +255,7 @@ def _entries(specs: list[MetricSpec]) -> Column:
                 _value(spec).cast("double").alias(VALUE),
                 F.col("_n").cast("long").alias(stats.N),
                 F.col("_w").cast("double").alias(WEIGHT_SUM),
+                (spec.se() if spec.se is not None else F.lit(None)).cast("double").alias(SE),
             )
             for spec in specs
         ]
@@ -199,4 +278,6 @@ def _macro_entry(entries: Column, name: str) -> Column:
         F.try_divide(total, F.size(defined).cast("double")).alias(VALUE),
         F.array_max(F.transform(per_class, lambda e: e[stats.N])).alias(stats.N),
         F.array_max(F.transform(per_class, lambda e: e[WEIGHT_SUM])).alias(WEIGHT_SUM),
+        # The classes' ECEs share their rows, so their standard errors do not combine simply.
+        F.lit(None).cast("double").alias(SE),
     )

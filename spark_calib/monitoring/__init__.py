@@ -9,4 +9,9 @@ from spark_calib.monitoring.noise import standard_errors
 __all__ = [
     "FAIL",
     "MESSAGE",
-    "RULE","drift_table", "fired_alerts", "standard_errors", "window_values"]
+    "RULE",
+    "drift_table",
+    "fired_alerts",
+    "standard_errors",
+    "window_values",
+]

@@ -67,11 +67,7 @@ def drift_metrics(config: Config) -> tuple[str, ...]:
     metrics need the confusion cells or the 10,000-bucket score histogram of every window,
     and the exact AUCs the input rows, so they have value alerts only."""
     specs = resolve_metrics(config.task, config.metrics, config.features())
-    return tuple(
-        spec.name
-        for spec in specs
-        if spec.drift
-    )
+    return tuple(spec.name for spec in specs if spec.drift)
 
 
 def drift_table(

@@ -49,7 +49,9 @@ class MetricSpec:
     that produces an output table; ``requires`` names optional config it needs
     (``Config.features()``); ``drift`` says the drift table (and so a change alert rule) covers
     it; ``row_terms`` names the optional per-row terms (``RowNeeds`` fields) it adds beyond its
-    family's.
+    family's; ``noise`` False marks a value that is not an estimate (``count``: no standard
+    error under any method); ``se`` builds its analytic standard error from the same per-key
+    sums (None: no closed form, ``se`` is null under ``uncertainty.method: analytic``).
     """
 
     name: str
@@ -61,10 +63,75 @@ class MetricSpec:
     table: bool = False
     drift: bool = False
     row_terms: frozenset[str] = frozenset()
+    se: Callable[[], Column] | None = None
+    noise: bool = True
 
 
 def _ratio(numerator: str) -> Callable[[], Column]:
     return lambda: F.try_divide(F.col(numerator), F.col("_w"))
+
+
+def _sqrt_variance(numerator: Column, denominator: Column) -> Column:
+    """sqrt(max(numerator / denominator², 0)); null when the denominator is 0."""
+    variance = F.try_divide(numerator, denominator * denominator)
+    return F.sqrt(F.greatest(variance, F.lit(0.0)))
+
+
+def _mean_se(total: str, sq_total: str, sq_square: str) -> Callable[[], Column]:
+    """SE of m = Σw·x/W, linearised: Σw²(x − m)²/W² = (Σw²x² − 2mΣw²x + m²Σw²)/W², from the
+    per-key totals Σw·x (``total``), Σw²·x (``sq_total``) and Σw²·x² (``sq_square``)."""
+
+    def se() -> Column:
+        mean = F.try_divide(F.col(total), F.col("_w"))
+        numerator = F.col(sq_square) - 2.0 * mean * F.col(sq_total) + mean * mean * F.col("_w2")
+        return _sqrt_variance(numerator, F.col("_w"))
+
+    return se
+
+
+def _calibration_in_the_large_se() -> Column:
+    """The mean of x = c − o: Σw²x = Σw²c − Σw²o, Σw²x² = Σw²c² − 2Σw²co + Σw²o (o is 0/1)."""
+    mean = F.try_divide(F.col("_conf") - F.col("_outcome"), F.col("_w"))
+    sq_total = F.col("_w2_conf") - F.col("_w2_outcome")
+    sq_square = F.col("_w2_conf_sq") - 2.0 * F.col("_w2_conf_outcome") + F.col("_w2_outcome")
+    numerator = sq_square - 2.0 * mean * sq_total + mean * mean * F.col("_w2")
+    return _sqrt_variance(numerator, F.col("_w"))
+
+
+def _calibration_ratio_se() -> Column:
+    """Delta method for R = Σw·c/Σw·o: Var = Σw²(c − R·o)²/(Σw·o)²
+    = (Σw²c² − 2R·Σw²co + R²·Σw²o)/(Σw·o)² (o is 0/1)."""
+    ratio = F.try_divide(F.col("_conf"), F.col("_outcome"))
+    numerator = (
+        F.col("_w2_conf_sq")
+        - 2.0 * ratio * F.col("_w2_conf_outcome")
+        + ratio * ratio * F.col("_w2_outcome")
+    )
+    return _sqrt_variance(numerator, F.col("_outcome"))
+
+
+def _ece_se() -> Column:
+    """Influence function of ECE = Σ_b|S_b|/W: Var = [Σ_b Q2_b − 2·ECE·Σ_b sign(S_b)·Q1_b
+    + ECE²·Σw²]/W², Q1_b = Σ_{i∈b} w²(o − c), Q2_b = Σ_{i∈b} w²(o − c)² (o is 0/1)."""
+    ece = _ece()
+    q2 = F.col("_w2_outcome") - 2.0 * F.col("_w2_conf_outcome") + F.col("_w2_conf_sq")
+    numerator = q2 - 2.0 * ece * F.col("_signed_q1") + ece * ece * F.col("_w2")
+    return _sqrt_variance(numerator, F.col("_w"))
+
+
+def _ece_debiased() -> Column:
+    """2·ECE − Σ_b W_b·E|d_b + s_b·Z| / W (Kumar et al.'s debiased L1 estimator in closed
+    form; the per-bin expectation is ``_debias_abs``, built in ``spark_calib.metrics.compute``)."""
+    return 2.0 * _ece() - F.try_divide(F.col("_debias_abs"), F.col("_w"))
+
+
+def _rmsce_debiased() -> Column:
+    """sqrt(max(Σ_b W_b[d_b² − ȳ_b(1 − ȳ_b)/(n_eff,b − 1)] / W, 0)) over bins with
+    n_eff,b > 1 (the others add 0 but keep their weight in W)."""
+    return F.sqrt(F.greatest(F.try_divide(F.col("_sq_debiased"), F.col("_w")), F.lit(0.0)))
+
+
+_ACCURACY_SE = _mean_se("_correct", "_w2_correct", "_w2_correct")
 
 
 def _ece() -> Column:
@@ -152,7 +219,7 @@ EXACT_PROBS = frozenset({"exact_probs"})
 METRICS: dict[str, MetricSpec] = {
     spec.name: spec
     for spec in [
-        _spec("ece", CALIBRATION, CLASSIFICATION_TASKS, value=_ece, default=True),
+        _spec("ece", CALIBRATION, CLASSIFICATION_TASKS, value=_ece, default=True, se=_ece_se),
         _spec(
             "mce", CALIBRATION, CLASSIFICATION_TASKS, value=lambda: F.col("_max_gap"), default=True
         ),
@@ -163,10 +230,29 @@ METRICS: dict[str, MetricSpec] = {
             value=lambda: F.sqrt(F.try_divide(F.col("_sq_gap"), F.col("_w"))),
             default=True,
         ),
-        _spec("brier", CALIBRATION, CLASSIFICATION_TASKS, value=_ratio("_brier"), default=True),
-        _spec("nll", CALIBRATION, PROBABILISTIC_TASKS, value=_ratio("_nll"), default=True),
         _spec(
-            "accuracy", CALIBRATION, CLASSIFICATION_TASKS, value=_ratio("_correct"), default=True
+            "brier",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=_ratio("_brier"),
+            default=True,
+            se=_mean_se("_brier", "_w2_brier", "_w2_brier_sq"),
+        ),
+        _spec(
+            "nll",
+            CALIBRATION,
+            PROBABILISTIC_TASKS,
+            value=_ratio("_nll"),
+            default=True,
+            se=_mean_se("_nll", "_w2_nll", "_w2_nll_sq"),
+        ),
+        _spec(
+            "accuracy",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=_ratio("_correct"),
+            default=True,
+            se=_ACCURACY_SE,
         ),
         _spec(
             "count",
@@ -176,21 +262,51 @@ METRICS: dict[str, MetricSpec] = {
             default=True,
             # A row count is not a statistic with a noise model: it has no drift.
             drift=False,
+            noise=False,
         ),
-        _spec("classwise_ece", PER_CLASS, PROBABILISTIC_TASKS, value=_ece),
-        _spec("mean_prediction", CALIBRATION, CLASSIFICATION_TASKS, value=_ratio("_conf")),
-        _spec("mean_label", CALIBRATION, CLASSIFICATION_TASKS, value=_mean_outcome),
+        _spec("classwise_ece", PER_CLASS, PROBABILISTIC_TASKS, value=_ece, se=_ece_se),
+        _spec(
+            "ece_debiased",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=_ece_debiased,
+        ),
+        _spec("rmsce_debiased", CALIBRATION, CLASSIFICATION_TASKS, value=_rmsce_debiased),
+        _spec(
+            "ece_null",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=lambda: F.try_divide(F.col("_null_abs"), F.col("_w")),
+            # What a calibrated model would show at this n: a reference, not a drift signal.
+            drift=False,
+        ),
+        _spec(
+            "mean_prediction",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=_ratio("_conf"),
+            se=_mean_se("_conf", "_w2_conf", "_w2_conf_sq"),
+        ),
+        _spec(
+            "mean_label",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+            value=_mean_outcome,
+            se=_mean_se("_outcome", "_w2_outcome", "_w2_outcome"),
+        ),
         _spec(
             "calibration_ratio",
             CALIBRATION,
             CLASSIFICATION_TASKS,
             value=lambda: F.try_divide(F.col("_conf"), F.col("_outcome")),
+            se=_calibration_ratio_se,
         ),
         _spec(
             "calibration_in_the_large",
             CALIBRATION,
             CLASSIFICATION_TASKS,
             value=lambda: F.try_divide(F.col("_conf") - F.col("_outcome"), F.col("_w")),
+            se=_calibration_in_the_large_se,
         ),
         _spec(
             "normalized_entropy",
@@ -216,12 +332,14 @@ METRICS: dict[str, MetricSpec] = {
             CALIBRATION,
             CLASSIFICATION_TASKS,
             value=lambda: 1.0 - F.try_divide(F.col("_correct"), F.col("_w")),
+            se=_ACCURACY_SE,
         ),
         _spec(
             "ll",
             CALIBRATION,
             PROBABILISTIC_TASKS,
             value=lambda: -F.try_divide(F.col("_nll"), F.col("_w")),
+            se=_mean_se("_nll", "_w2_nll", "_w2_nll_sq"),
         ),
         _spec(
             "expected_misclassification_cost",

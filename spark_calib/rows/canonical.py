@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType
+from pyspark.sql.types import DataType, MapType
 
 from spark_calib.config import Config
 from spark_calib.rows.arrays import array_sum
@@ -59,6 +59,17 @@ TARGET = "_target"
 SQ_ERROR = "_sq_error"
 ABS_ERROR = "_abs_error"
 GAUSSIAN_NLL = "_gaussian_nll"
+BUCKET = "_bucket"
+# w·x terms, summed to Σw²·x: the second moments of the standard errors.
+W_OUTCOME = "_w_outcome"
+W_CONFIDENCE = "_w_confidence"
+W_CONFIDENCE_SQ = "_w_confidence_sq"
+W_CONFIDENCE_OUTCOME = "_w_confidence_outcome"
+W_CORRECT = "_w_correct"
+W_BRIER = "_w_brier"
+W_BRIER_SQ = "_w_brier_sq"
+W_NLL = "_w_nll"
+W_NLL_SQ = "_w_nll_sq"
 
 # Columns summed as Σ w·term by the aggregation (when present in the canonical rows).
 TERM_COLUMNS = (
@@ -77,9 +88,18 @@ TERM_COLUMNS = (
     CONFIDENCE_OUTCOME,
     SPIEGELHALTER,
     LOGIT,
+    W_OUTCOME,
+    W_CONFIDENCE,
+    W_CONFIDENCE_SQ,
+    W_CONFIDENCE_OUTCOME,
+    W_CORRECT,
+    W_BRIER,
+    W_BRIER_SQ,
+    W_NLL,
+    W_NLL_SQ,
 )
 # Integer grouping keys besides the slices (null when absent for a row or a task).
-INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, CELL, THRESHOLD_BIN)
+INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, CELL, THRESHOLD_BIN, BUCKET)
 
 
 def slice_key(index: int) -> str:
@@ -118,6 +138,7 @@ def canonical_rows(
         *slices,
         _weight(config).alias(WEIGHT),
         *[expression.alias(name) for name, expression in row_terms.items()],
+        *([jackknife_bucket(df, config).alias(BUCKET)] if config.uncertainty.jackknife else []),
     )
     valid = F.col(REASON).isNull()
     masked = [F.when(valid, F.col(name)).alias(name) for name in (WEIGHT, *row_terms)]
@@ -140,6 +161,7 @@ def _row_terms(
             TARGET: terms.target,
             SQ_ERROR: terms.error * terms.error,
             ABS_ERROR: F.abs(terms.error),
+            WEIGHT_TERM: _weight(config),
         }
         if terms.sigma is not None:
             variance = terms.sigma * terms.sigma
@@ -157,6 +179,7 @@ def _row_terms(
         BRIER: terms.brier,
         NLL: terms.nll if terms.nll is not None else F.lit(None).cast("double"),
         **moment_terms(terms.confidence, terms.outcome, _weight(config)),
+        **_weighted_terms(terms, _weight(config)),
     }
     if needs.per_class or needs.exact_probs:
         assert terms.probs is not None and terms.label is not None
@@ -183,7 +206,7 @@ def _row_terms(
 
 def moment_terms(confidence: Column, outcome: Column, weight: Column) -> dict[str, Column]:
     """The outcome and the second-moment terms of a (confidence c, outcome o) pair; each is
-    summed as Σw·term."""
+    summed as Σw·term, so the w·x terms give Σw²·x (the standard errors' sums)."""
     spread = 1.0 - 2.0 * confidence
     return {
         OUTCOME: outcome,
@@ -191,7 +214,25 @@ def moment_terms(confidence: Column, outcome: Column, weight: Column) -> dict[st
         CONFIDENCE_SQ: confidence * confidence,
         CONFIDENCE_OUTCOME: confidence * outcome,
         SPIEGELHALTER: weight * spread * spread * confidence * (1.0 - confidence),
+        W_OUTCOME: weight * outcome,
+        W_CONFIDENCE: weight * confidence,
+        W_CONFIDENCE_SQ: weight * confidence * confidence,
+        W_CONFIDENCE_OUTCOME: weight * confidence * outcome,
     }
+
+
+def _weighted_terms(terms: TaskTerms, weight: Column) -> dict[str, Column]:
+    """w·correct, w·brier, w·brier², w·nll and w·nll² (summed to Σw²·x and Σw²·x²)."""
+    assert terms.correct is not None and terms.brier is not None
+    found = {
+        W_CORRECT: weight * terms.correct,
+        W_BRIER: weight * terms.brier,
+        W_BRIER_SQ: weight * terms.brier * terms.brier,
+    }
+    if terms.nll is not None:
+        found[W_NLL] = weight * terms.nll
+        found[W_NLL_SQ] = weight * terms.nll * terms.nll
+    return found
 
 
 def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Column) -> list[Column]:
@@ -199,6 +240,8 @@ def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Colu
     so each is guarded by ``valid``: CASE WHEN evaluates a branch only for the rows that take
     it, so an invalid score (±inf, NaN) never reaches ``floor`` (which fails on ±inf)."""
     keys: list[Column] = []
+    if config.uncertainty.jackknife:
+        keys.append(F.when(valid, F.col(BUCKET)).alias(BUCKET))
     if config.task == "regression":
         if terms.sigma is not None:
             bucket = coverage_bucket(F.col("_error"), F.col("_sigma"), interval_levels(config))
@@ -216,6 +259,27 @@ def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Colu
             total = total + term
         keys.append(F.when(valid, total).alias(THRESHOLD_BIN))
     return keys
+
+
+# Salted, so the buckets are independent of any other use of xxhash64 on the same key.
+BUCKET_SALT = "spark_calib-jackknife-v1"
+
+
+def jackknife_bucket(df: DataFrame, config: Config) -> Column:
+    """pmod(xxhash64(key, salt), G): the row's jackknife bucket, a pure function of the key
+    (``uncertainty.bucket_key``, default every column of the row but maps, which Spark cannot
+    hash), so reruns, retries and every slice give a row the same bucket."""
+    uncertainty = config.uncertainty
+    if uncertainty.bucket_key is not None:
+        keys = [input_col(uncertainty.bucket_key).cast("string")]
+    else:
+        keys = [
+            input_col(field.name)
+            for field in df.schema.fields
+            if not isinstance(field.dataType, MapType)
+        ]
+    hashed = F.xxhash64(*keys, F.lit(BUCKET_SALT))
+    return F.pmod(hashed, F.lit(uncertainty.buckets)).cast("int")
 
 
 def _expected_cost(

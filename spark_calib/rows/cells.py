@@ -68,9 +68,9 @@ def cell_lower(cell: Column) -> Column:
     """The cell's lower edge: max(k/1000, σ((j − 257)/16)) (0 for j = 0)."""
     k = F.floor(cell / F.lit(LOG_ODDS_CELLS))
     j = cell % F.lit(LOG_ODDS_CELLS)
-    log_odds = F.when(
-        j == 0, F.lit(0.0)
-    ).otherwise(_sigmoid((j - (LOG_ODDS_CELLS // 2)).cast("double") / F.lit(float(LOG_ODDS_STEP))))
+    log_odds = F.when(j == 0, F.lit(0.0)).otherwise(
+        _sigmoid((j - (LOG_ODDS_CELLS // 2)).cast("double") / F.lit(float(LOG_ODDS_STEP)))
+    )
     return F.greatest(k.cast("double") / F.lit(float(EQUAL_WIDTH_CELLS)), log_odds)
 
 
@@ -82,4 +82,3 @@ def cell_upper(cell: Column) -> Column:
         _sigmoid((j - (LOG_ODDS_CELLS // 2 - 1)).cast("double") / F.lit(float(LOG_ODDS_STEP)))
     )
     return F.least((k + 1).cast("double") / F.lit(float(EQUAL_WIDTH_CELLS)), log_odds)
-

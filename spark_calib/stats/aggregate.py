@@ -50,6 +50,15 @@ TERM_SUMS = {
     row.CONFIDENCE_OUTCOME: stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
     row.SPIEGELHALTER: stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
     row.LOGIT: stats.SUM_WEIGHT_LOGIT,
+    row.W_OUTCOME: stats.SUM_WEIGHT_SQ_OUTCOME,
+    row.W_CONFIDENCE: stats.SUM_WEIGHT_SQ_CONFIDENCE,
+    row.W_CONFIDENCE_SQ: stats.SUM_WEIGHT_SQ_CONFIDENCE_SQ,
+    row.W_CONFIDENCE_OUTCOME: stats.SUM_WEIGHT_SQ_CONFIDENCE_OUTCOME,
+    row.W_CORRECT: stats.SUM_WEIGHT_SQ_CORRECT,
+    row.W_BRIER: stats.SUM_WEIGHT_SQ_BRIER,
+    row.W_BRIER_SQ: stats.SUM_WEIGHT_SQ_BRIER_SQ,
+    row.W_NLL: stats.SUM_WEIGHT_SQ_NLL,
+    row.W_NLL_SQ: stats.SUM_WEIGHT_SQ_NLL_SQ,
 }
 # Canonical index key → the statistics key column.
 INDEX_KEYS = {
@@ -58,6 +67,7 @@ INDEX_KEYS = {
     row.BIN: stats.BIN,
     row.CELL: stats.CELL,
     row.THRESHOLD_BIN: stats.THRESHOLD_BIN,
+    row.BUCKET: stats.BUCKET,
 }
 
 
@@ -201,6 +211,7 @@ def _public(
         stats.BIN: present.get(stats.BIN, F.lit(None)).cast("int"),
         stats.CELL: present.get(stats.CELL, F.lit(None)).cast("int"),
         stats.THRESHOLD_BIN: present.get(stats.THRESHOLD_BIN, F.lit(None)).cast("int"),
+        stats.BUCKET: present.get(stats.BUCKET, F.lit(None)).cast("int"),
         stats.REASON: F.col(row.REASON),
         stats.N: F.col(stats.N).cast("long"),
     }
@@ -241,6 +252,8 @@ def _class_items(rows: DataFrame, config: Config, keys: list[str], terms: list[s
             row.CORRECT: is_class,
             **row.moment_terms(p, is_class, F.col(row.WEIGHT)),
         }
+        if row.BUCKET in keys:
+            values[row.BUCKET] = F.col(row.BUCKET)
         return F.struct(
             k.alias(CLASS_INDEX),
             *[values.get(name, F.lit(None)).cast("int").alias(name) for name in keys],

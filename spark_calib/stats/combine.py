@@ -28,7 +28,7 @@ def sum_to_bins(*frames: DataFrame) -> DataFrame:
     ``threshold_bin``) become null. What the calibration, per-class and regression metrics
     read (equal-mass bins are built from the cells), in fewer rows."""
     union = _union(frames, "sum_to_bins")
-    kept = (*stats.KEY_COLUMNS, stats.BIN, stats.CELL, stats.REASON)
+    kept = (*stats.KEY_COLUMNS, stats.BIN, stats.CELL, stats.BUCKET, stats.REASON)
     dropped = [F.lit(None).cast(_KEY_TYPES[name]).alias(name) for name in _DROPPED_KEYS]
     summed = union.groupBy(*kept).agg(
         *[F.sum(column).alias(column) for column in (stats.N, *stats.SUM_COLUMNS)]
@@ -37,6 +37,7 @@ def sum_to_bins(*frames: DataFrame) -> DataFrame:
 
 
 _DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.THRESHOLD_BIN)
+_TYPES = {stats.BUCKET: "int", stats.N: "long"}
 _KEY_TYPES = {
     stats.TRUE_CLASS: "string",
     stats.PREDICTED_CLASS: "string",
@@ -45,10 +46,21 @@ _KEY_TYPES = {
 
 
 def _union(frames: tuple[DataFrame, ...], caller: str) -> DataFrame:
-    """The statistics columns of ``frames``, one after the other."""
+    """The statistics columns of ``frames``, one after the other; a column a frame lacks (a
+    table written before it existed) is null there."""
     if not frames:
         raise ValueError(f"{caller} needs at least one statistics table")
-    union = frames[0].select(*stats.STATS_COLUMNS)
+    union = _columns(frames[0])
     for frame in frames[1:]:
-        union = union.unionByName(frame.select(*stats.STATS_COLUMNS))
+        union = union.unionByName(_columns(frame))
     return union
+
+
+def _columns(frame: DataFrame) -> DataFrame:
+    present = set(frame.columns)
+    return frame.select(
+        *[
+            F.col(name) if name in present else F.lit(None).cast(_TYPES.get(name, "double"))
+            for name in stats.STATS_COLUMNS
+        ]
+    ).toDF(*stats.STATS_COLUMNS)

@@ -1,7 +1,7 @@
 """Column names of the public statistics table.
 
 One row per (model_version, slice_name, slice_value, class, true_class, predicted_class, bin,
-cell, threshold_bin) for valid rows, and one row per (model_version, slice_name,
+cell, threshold_bin, bucket) for valid rows, and one row per (model_version, slice_name,
 slice_value, reason) for invalid rows (the other keys and the sums null). Which keys are set
 depends on the task and the requested metrics:
 
@@ -19,7 +19,13 @@ view; otherwise correct; class items: [y = k]): ``sum_weight_confidence`` Σw·c
 ``sum_weight_outcome`` Σw·o, ``sum_weight_correct`` Σw·correct (accuracy), ``sum_weight_sq``
 Σw², ``sum_weight_confidence_sq`` Σw·c², ``sum_weight_confidence_outcome`` Σw·c·o and
 ``sum_weight_sq_spiegelhalter`` Σw²(1 − 2c)²c(1 − c); on cell rows ``sum_weight_logit``
-Σw·logit(s) (clipped to ±37).
+Σw·logit(s) (clipped to ±37). Second moments for the standard errors
+(``spark_calib.metrics.uncertainty``): ``sum_weight_sq_<x>`` = Σw²·x for x in outcome,
+confidence, confidence_sq (c²), confidence_outcome (c·o), correct, brier, brier_sq, nll and
+nll_sq.
+
+``bucket``: the row's jackknife bucket (``uncertainty.method: jackknife``; null otherwise), a
+key like the others, so a window's bucket g is the sum of its days' bucket g.
 
 Every measure is a sum, so statistics of disjoint inputs add up exactly to the statistics of
 their union. Sums a task or config does not use are null.
@@ -55,6 +61,16 @@ SUM_WEIGHT_TARGET_SQ = "sum_weight_target_sq"
 SUM_WEIGHT_SQ_ERROR = "sum_weight_sq_error"
 SUM_WEIGHT_ABS_ERROR = "sum_weight_abs_error"
 SUM_WEIGHT_GAUSSIAN_NLL = "sum_weight_gaussian_nll"
+SUM_WEIGHT_SQ_OUTCOME = "sum_weight_sq_outcome"
+SUM_WEIGHT_SQ_CONFIDENCE = "sum_weight_sq_confidence"
+SUM_WEIGHT_SQ_CONFIDENCE_SQ = "sum_weight_sq_confidence_sq"
+SUM_WEIGHT_SQ_CONFIDENCE_OUTCOME = "sum_weight_sq_confidence_outcome"
+SUM_WEIGHT_SQ_CORRECT = "sum_weight_sq_correct"
+SUM_WEIGHT_SQ_BRIER = "sum_weight_sq_brier"
+SUM_WEIGHT_SQ_BRIER_SQ = "sum_weight_sq_brier_sq"
+SUM_WEIGHT_SQ_NLL = "sum_weight_sq_nll"
+SUM_WEIGHT_SQ_NLL_SQ = "sum_weight_sq_nll_sq"
+BUCKET = "bucket"
 
 KEY_COLUMNS = (MODEL_VERSION, SLICE_NAME, SLICE_VALUE, CLASS)
 SLICE_KEY_COLUMNS = (MODEL_VERSION, SLICE_NAME, SLICE_VALUE)
@@ -65,6 +81,7 @@ GROUP_COLUMNS = (
     BIN,
     CELL,
     THRESHOLD_BIN,
+    BUCKET,
     REASON,
 )
 SUM_COLUMNS = (
@@ -85,5 +102,14 @@ SUM_COLUMNS = (
     SUM_WEIGHT_CONFIDENCE_OUTCOME,
     SUM_WEIGHT_SQ_SPIEGELHALTER,
     SUM_WEIGHT_LOGIT,
+    SUM_WEIGHT_SQ_OUTCOME,
+    SUM_WEIGHT_SQ_CONFIDENCE,
+    SUM_WEIGHT_SQ_CONFIDENCE_SQ,
+    SUM_WEIGHT_SQ_CONFIDENCE_OUTCOME,
+    SUM_WEIGHT_SQ_CORRECT,
+    SUM_WEIGHT_SQ_BRIER,
+    SUM_WEIGHT_SQ_BRIER_SQ,
+    SUM_WEIGHT_SQ_NLL,
+    SUM_WEIGHT_SQ_NLL_SQ,
 )
 STATS_COLUMNS = (*GROUP_COLUMNS, N, *SUM_COLUMNS)
