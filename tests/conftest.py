@@ -11,9 +11,11 @@ Every test lives in one tier folder, which gives it its marker:
 - ``integration/``: standalone cluster, Spark Connect and crash tests that start their own
   servers (also ``slow``).
 
-``make test-fast`` runs unit, engine, oracle and the input zoo; ``-m 'not slow'`` skips the
-subprocess, server and benchmark tests. The session is local[2] with 2 shuffle partitions, UI off,
-UTC; the frames a module cached are released when it ends.
+The tiers run in that order, fastest first. ``make test-fast`` runs unit, engine, oracle and
+the input zoo; ``-m 'not slow'`` skips the subprocess, server and benchmark tests. The session is
+local[2] with 2 shuffle partitions, UI off, UTC; the frames a module cached are released when it
+ends. The subprocess commands of the selected cli/ tests start in the background when the
+session begins (tests/support/cli_process.py), so they run while the in-process tiers do.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+
+from tests.support.cli_process import CHAINS, CliChains, chain_key
 
 TESTS = Path(__file__).resolve().parent
 # Tier folder → markers its tests get.
@@ -39,13 +43,22 @@ TIER_MARKERS: dict[str, tuple[str, ...]] = {
 SPARK_SESSION = pytest.StashKey[SparkSession]()
 
 
+def tier_of(item: pytest.Item) -> str | None:
+    """The tier folder of a test, None outside tests/."""
+    try:
+        return item.path.resolve().relative_to(TESTS).parts[0]
+    except ValueError:
+        return None  # a path given on the command line elsewhere
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with the markers of its tier folder (tests/<tier>/...)."""
+    """Mark each test with the markers of its tier folder (tests/<tier>/...) and run the tiers
+    in the order of TIER_MARKERS (a stable sort: modules stay whole, in their order)."""
+    order = {tier: index for index, tier in enumerate(TIER_MARKERS)}
     for item in items:
-        try:
-            tier = item.path.resolve().relative_to(TESTS).parts[0]
-        except ValueError:
-            continue  # not under tests/ (a path given on the command line elsewhere)
+        tier = tier_of(item)
+        if tier is None:
+            continue
         if tier not in TIER_MARKERS:
             raise pytest.UsageError(
                 f"{item.nodeid}: tests live in a tier folder, one of "
@@ -53,6 +66,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         for marker in TIER_MARKERS[tier]:
             item.add_marker(marker)
+    items.sort(key=lambda item: order.get(tier_of(item) or "", len(order)))
 
 
 @pytest.fixture(scope="session")
@@ -93,3 +107,23 @@ def release_cached_frames(request: pytest.FixtureRequest) -> Iterator[None]:
     session = request.session.stash.get(SPARK_SESSION, None)
     if session is not None:
         session.catalog.clearCache()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cli_chains(request: pytest.FixtureRequest) -> Iterator[CliChains | None]:
+    """The subprocess commands of the selected cli/ tests, started when the session begins
+    (None, and no Spark started, when no cli/ test is selected)."""
+    selected = {
+        chain_key(item.module.__name__, item.originalname)
+        for item in request.session.items
+        if tier_of(item) == "cli" and isinstance(item, pytest.Function)
+    }
+    keys = [key for key in CHAINS if key in selected]
+    if not keys:
+        yield None
+        return
+    chains = CliChains(
+        request.getfixturevalue("spark"), request.getfixturevalue("tmp_path_factory"), keys
+    )
+    yield chains
+    chains.close()

@@ -1,22 +1,21 @@
 """Monitoring through the real command line: a backfill whose failing alert rule exits 8, and
 a week rollup that reports its missing days (exit 0) or refuses them (exit 3).
 
-Each test has its own working directory; the two tests' commands run side by side in the
-``runs`` fixture, and each test checks what its own commands did."""
+Each test has its own working directory; its commands are registered with ``cli_chain`` and run
+in the background from the start of the session (tests/support/cli_process.py), and the test
+checks what they did."""
 
 from __future__ import annotations
 
 import datetime as dt
 import subprocess
-from concurrent.futures import Future
-from functools import partial
 from pathlib import Path
+from typing import Any
 
-import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.exit_codes import ExitCode
-from tests.support.cli_process import our_lines, run_chains, spark_calib
+from tests.support.cli_process import cli_chain, our_lines, spark_calib
 from tests.support.jobs import log_rows, write_log
 
 DAYS = (dt.date(2024, 6, 29), dt.date(2024, 6, 30))
@@ -47,26 +46,15 @@ Completed = subprocess.CompletedProcess[str]
 
 
 def write_log_of_two_days(spark: SparkSession, workdir: Path) -> None:
+    """A log of 60 rows on each of DAYS."""
     rows = []
     for index, day in enumerate(DAYS):
         rows += [(index * 1000 + row[0], day, *row[2:]) for row in log_rows(30, day=day)]
     write_log(spark, workdir / "log", rows)
 
 
-def backfill_with_a_failing_rule(workdir: Path) -> Completed:
-    config = write_job(workdir, fail=True)
-    return spark_calib(
-        "evaluate",
-        "--config",
-        str(config),
-        "--from",
-        "2024-06-29",
-        "--run-date",
-        "2024-06-30",
-        cwd=workdir,
-    )
-
-
+# Registered longest first, so that the two at a time end close together.
+@cli_chain("test_week_rollup_reports_missing_days_or_refuses_them", write_log_of_two_days)
 def backfill_then_week_rollups(workdir: Path) -> tuple[Completed, Completed, Completed]:
     config = write_job(workdir, fail=False)
     evaluated = spark_calib(
@@ -104,26 +92,23 @@ def backfill_then_week_rollups(workdir: Path) -> tuple[Completed, Completed, Com
     return evaluated, rolled, refused
 
 
-@pytest.fixture(scope="module")
-def runs(
-    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, tuple[Path, Future]]:
-    """Per test: its working directory (a log of 60 rows on each of DAYS) and the outcome of its
-    commands."""
-    chains = {"rollup": backfill_then_week_rollups, "alert": backfill_with_a_failing_rule}
-    workdirs: dict[str, Path] = {}
-    for name in chains:
-        workdirs[name] = tmp_path_factory.mktemp(name)
-        write_log_of_two_days(spark, workdirs[name])
-    done = run_chains({name: partial(chain, workdirs[name]) for name, chain in chains.items()})
-    return {name: (workdirs[name], done[name]) for name in chains}
+@cli_chain("test_backfill_with_a_failing_alert_exits_8_after_writing", write_log_of_two_days)
+def backfill_with_a_failing_rule(workdir: Path) -> Completed:
+    config = write_job(workdir, fail=True)
+    return spark_calib(
+        "evaluate",
+        "--config",
+        str(config),
+        "--from",
+        "2024-06-29",
+        "--run-date",
+        "2024-06-30",
+        cwd=workdir,
+    )
 
 
-def test_backfill_with_a_failing_alert_exits_8_after_writing(
-    runs: dict[str, tuple[Path, Future]],
-) -> None:
-    workdir, done = runs["alert"]
-    ran = done.result()
+def test_backfill_with_a_failing_alert_exits_8_after_writing(cli_run: tuple[Path, Any]) -> None:
+    workdir, ran = cli_run
 
     assert ran.returncode == ExitCode.ALERT == 8, ran.stderr[-3000:]
     assert our_lines(ran.stderr) == []
@@ -139,11 +124,8 @@ def test_backfill_with_a_failing_alert_exits_8_after_writing(
         assert partition.is_dir()
 
 
-def test_week_rollup_reports_missing_days_or_refuses_them(
-    runs: dict[str, tuple[Path, Future]],
-) -> None:
-    workdir, done = runs["rollup"]
-    evaluated, rolled, refused = done.result()
+def test_week_rollup_reports_missing_days_or_refuses_them(cli_run: tuple[Path, Any]) -> None:
+    workdir, (evaluated, rolled, refused) = cli_run
 
     assert evaluated.returncode == ExitCode.OK, evaluated.stderr[-3000:]
     assert "  warn  [any_miscalibration]" in evaluated.stdout

@@ -2,29 +2,26 @@
 
 Each test's commands start their own JVMs, so there are few of them (marked slow). Each test
 has its own working directory, where the embedded session keeps spark-warehouse/ and
-metastore_db/; the commands of the module's tests run two at a time in the ``runs`` fixture,
-and each test checks what its own commands did.
+metastore_db/; its commands are registered with ``cli_chain`` and run in the background from
+the start of the session (tests/support/cli_process.py), and the test checks what they did.
 """
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
-from concurrent.futures import Future
-from functools import partial
 from pathlib import Path
+from typing import Any
 
-import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.exit_codes import ExitCode
 from tests.support.cli_process import (
     BIN_DIR,
     REPO,
+    cli_chain,
     conf_arguments,
     our_lines,
     run,
-    run_chains,
     spark_calib,
 )
 from tests.support.jobs import log_rows, write_log
@@ -51,6 +48,13 @@ def write_job(tmp_path: Path, output: str, max_invalid: float = 0.0) -> Path:
 Completed = subprocess.CompletedProcess[str]
 
 
+def write_60_rows(spark: SparkSession, workdir: Path) -> None:
+    """A log of 60 rows, 3 with a null score."""
+    write_log(spark, workdir / "log", log_rows(30, null_scores=3))
+
+
+# The chains are registered longest first, so that the two at a time end close together.
+@cli_chain("test_evaluate_then_report_through_the_embedded_catalog", prepare=write_60_rows)
 def evaluate_then_report(workdir: Path) -> tuple[Completed, Completed]:
     config = write_job(workdir, "{database: calib}", max_invalid=0.1)
     evaluated = spark_calib(
@@ -70,6 +74,7 @@ def evaluate_then_report(workdir: Path) -> tuple[Completed, Completed]:
     return evaluated, reported
 
 
+@cli_chain("test_spark_submit_runs_the_job", prepare=write_60_rows)
 def spark_submit(workdir: Path) -> Completed:
     config = write_job(workdir, "{path: tables}", max_invalid=0.1)
     return run(
@@ -88,45 +93,21 @@ def spark_submit(workdir: Path) -> Completed:
     )
 
 
+@cli_chain("test_missing_input_exits_3_with_one_line", prepare=write_60_rows)
 def missing_input(workdir: Path) -> Completed:
     config = write_job(workdir, "{path: tables}")
     config.write_text(config.read_text().replace(str(workdir / "log"), str(workdir / "nope")))
     return spark_calib("evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir)
 
 
+@cli_chain("test_too_many_invalid_rows_exits_4_with_one_line", prepare=write_60_rows)
 def too_many_invalid_rows(workdir: Path) -> Completed:
     config = write_job(workdir, "{path: tables}", max_invalid=0.01)
     return spark_calib("evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir)
 
 
-# Longest first, so that the two at a time end close together.
-CHAINS: dict[str, Callable[[Path], object]] = {
-    "catalog": evaluate_then_report,
-    "spark_submit": spark_submit,
-    "invalid_rows": too_many_invalid_rows,
-    "missing_input": missing_input,
-}
-
-
-@pytest.fixture(scope="module")
-def runs(
-    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, tuple[Path, Future]]:
-    """Per test: its working directory (a log of 60 rows, 3 with a null score) and the outcome
-    of its commands."""
-    workdirs: dict[str, Path] = {}
-    for name in CHAINS:
-        workdirs[name] = tmp_path_factory.mktemp(name)
-        write_log(spark, workdirs[name] / "log", log_rows(30, null_scores=3))
-    done = run_chains({name: partial(chain, workdirs[name]) for name, chain in CHAINS.items()})
-    return {name: (workdirs[name], done[name]) for name in CHAINS}
-
-
-def test_evaluate_then_report_through_the_embedded_catalog(
-    runs: dict[str, tuple[Path, Future]],
-) -> None:
-    workdir, done = runs["catalog"]
-    evaluated, reported = done.result()
+def test_evaluate_then_report_through_the_embedded_catalog(cli_run: tuple[Path, Any]) -> None:
+    workdir, (evaluated, reported) = cli_run
 
     assert evaluated.returncode == ExitCode.OK, evaluated.stderr
     assert our_lines(evaluated.stderr) == []
@@ -146,18 +127,16 @@ def test_evaluate_then_report_through_the_embedded_catalog(
     ]
 
 
-def test_spark_submit_runs_the_job(runs: dict[str, tuple[Path, Future]]) -> None:
-    workdir, done = runs["spark_submit"]
-    submitted = done.result()
+def test_spark_submit_runs_the_job(cli_run: tuple[Path, Any]) -> None:
+    workdir, submitted = cli_run
 
     assert submitted.returncode == ExitCode.OK, submitted.stderr[-3000:]
     for table in ("metrics", "reliability", "stats", "invalid_rows"):
         assert (workdir / "tables" / f"calibration_{table}" / "run_date=2024-06-30").is_dir()
 
 
-def test_missing_input_exits_3_with_one_line(runs: dict[str, tuple[Path, Future]]) -> None:
-    workdir, done = runs["missing_input"]
-    failed = done.result()
+def test_missing_input_exits_3_with_one_line(cli_run: tuple[Path, Any]) -> None:
+    workdir, failed = cli_run
 
     assert failed.returncode == ExitCode.MISSING_INPUT
     assert our_lines(failed.stderr) == [
@@ -166,9 +145,8 @@ def test_missing_input_exits_3_with_one_line(runs: dict[str, tuple[Path, Future]
     ]
 
 
-def test_too_many_invalid_rows_exits_4_with_one_line(runs: dict[str, tuple[Path, Future]]) -> None:
-    workdir, done = runs["invalid_rows"]
-    failed = done.result()
+def test_too_many_invalid_rows_exits_4_with_one_line(cli_run: tuple[Path, Any]) -> None:
+    workdir, failed = cli_run
 
     assert failed.returncode == ExitCode.INVALID_ROWS
     assert our_lines(failed.stderr) == [

@@ -1,22 +1,34 @@
 """The ``spark-calib`` command (and ``spark-submit``) in a subprocess, for the tests in
-tests/cli/: each call starts its own JVM."""
+tests/cli/: each call starts its own JVM.
+
+A CLI test registers its commands with ``cli_chain``: ``prepare`` writes the test's inputs into
+its own working directory with the suite's session, ``commands`` runs the subprocesses there
+and returns what the test checks. The session starts the chains of the selected tests in the
+background (``CliChains``, two at a time) as soon as it begins, so that their JVMs run while the
+in-process tiers do; a CLI test then reads its chain's outcome (the ``cli_run`` fixture), which
+raises what the chain raised.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-T = TypeVar("T")
+import pytest
+from pyspark.sql import SparkSession
+
+F = TypeVar("F", bound=Callable[[Path], Any])
 
 BIN_DIR = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 PROCESS_TIMEOUT_SECONDS = 600
-# Command chains of one module run this many at a time: each JVM is mostly one busy thread.
+# Chains run this many at a time: each of their JVMs is mostly one busy thread.
 CONCURRENT_CHAINS = 2
 # As in conftest.py: on a few rows, code generation and adaptive planning cost more than they save.
 SMALL_DATA_CONF = (
@@ -57,9 +69,60 @@ def our_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if not line.startswith("WARNING: Using incubator")]
 
 
-def run_chains(chains: Mapping[str, Callable[[], T]]) -> dict[str, Future[T]]:
-    """Run independent chains of commands (each in its own working directory) a few at a time
-    and return once all have ended; a test reads its chain's outcome with ``.result()``, which
-    raises what the chain raised."""
-    with ThreadPoolExecutor(max_workers=CONCURRENT_CHAINS) as pool:
-        return {name: pool.submit(chain) for name, chain in chains.items()}
+@dataclass(frozen=True)
+class Chain:
+    """The commands of one CLI test."""
+
+    prepare: Callable[[SparkSession, Path], None] | None
+    commands: Callable[[Path], Any]
+
+
+# "<module>::<test name>" → its chain, in registration order (the longest first, as the modules
+# list them, so that the chains running two at a time end close together).
+CHAINS: dict[str, Chain] = {}
+
+
+def chain_key(module: str, test: str) -> str:
+    return f"{module}::{test}"
+
+
+def cli_chain(
+    test: str, prepare: Callable[[SparkSession, Path], None] | None = None
+) -> Callable[[F], F]:
+    """Register the decorated ``commands(workdir)`` as the chain of the test named ``test`` in
+    the same module."""
+
+    def register(commands: F) -> F:
+        key = chain_key(commands.__module__, test)
+        if key in CHAINS:
+            raise ValueError(f"two chains for {key}")
+        CHAINS[key] = Chain(prepare, commands)
+        return commands
+
+    return register
+
+
+class CliChains:
+    """The chains of the given tests: prepared in the calling thread, then run in the
+    background."""
+
+    def __init__(
+        self, spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, keys: Iterable[str]
+    ) -> None:
+        self._pool = ThreadPoolExecutor(CONCURRENT_CHAINS, thread_name_prefix="cli-chain")
+        self._runs: dict[str, tuple[Path, Future[Any]]] = {}
+        for key in keys:
+            chain = CHAINS[key]
+            workdir = tmp_path_factory.mktemp(key.rsplit("::", 1)[-1].removeprefix("test_"))
+            if chain.prepare is not None:
+                chain.prepare(spark, workdir)
+            self._runs[key] = (workdir, self._pool.submit(chain.commands, workdir))
+
+    def result(self, key: str) -> tuple[Path, Any]:
+        """The chain's working directory and what its commands returned, once they ended."""
+        workdir, done = self._runs[key]
+        return workdir, done.result()
+
+    def close(self) -> None:
+        """Drop the chains that have not started; wait for the running ones."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
