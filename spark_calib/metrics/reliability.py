@@ -7,8 +7,14 @@ task's positive-class view, of correct answers for top-label views, of the class
 rows) and gap = accuracy − mean_confidence (positive: under-confident).
 Empty bins have n = 0, weight_sum = 0 and null means.
 
+ci_lower and ci_upper: the Wilson interval of the observed rate at ``uncertainty.level`` on the
+bin's Kish size ñ = W_b²/Σw² (``n_eff``): with ȳ = accuracy and z = Φ⁻¹((1 + level)/2),
+centre = (ȳ + z²/2ñ)/(1 + z²/ñ), half = z/(1 + z²/ñ)·√(ȳ(1 − ȳ)/ñ + z²/4ñ²); it stays inside
+[0, 1] and is not degenerate for a bin of all 0s or all 1s. Null for an empty bin, and under
+``uncertainty.method: none``.
+
 Output columns: model_version, slice_name, slice_value, class, bin, bin_lower, bin_upper, n,
-weight_sum, mean_confidence, accuracy, gap.
+weight_sum, mean_confidence, accuracy, gap, n_eff, ci_lower, ci_upper.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_calib.config import ConfigSource, load_config
+from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.metrics.bins import BIN_LOWER, BIN_UPPER, calibration_bins
+from spark_calib.metrics.quantiles import normal_quantile
 from spark_calib.rows.binning import bin_lower, bin_upper
 from spark_calib.stats import schema as stats
 
@@ -31,6 +38,9 @@ RELIABILITY_COLUMNS = (
     "mean_confidence",
     "accuracy",
     "gap",
+    "n_eff",
+    "ci_lower",
+    "ci_upper",
 )
 
 
@@ -55,6 +65,7 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
                     stats.SUM_WEIGHT,
                     stats.SUM_WEIGHT_CONFIDENCE,
                     stats.SUM_WEIGHT_OUTCOME,
+                    stats.SUM_WEIGHT_SQ,
                     BIN_LOWER,
                     BIN_UPPER,
                 ),
@@ -82,7 +93,26 @@ def reliability_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFra
         mean_confidence.alias("mean_confidence"),
         accuracy.alias("accuracy"),
         (accuracy - mean_confidence).alias("gap"),
+        *_wilson(accuracy, weight, F.col("_s." + stats.SUM_WEIGHT_SQ), cfg),
     )
+
+
+def _wilson(rate: Column, weight: Column, weight_sq: Column, cfg: Config) -> list[Column]:
+    """n_eff, ci_lower and ci_upper of a bin (see the module docstring)."""
+    n_eff = F.try_divide(weight * weight, weight_sq)
+    if cfg.uncertainty.method == "none":
+        none = F.lit(None).cast("double")
+        return [n_eff.alias("n_eff"), none.alias("ci_lower"), none.alias("ci_upper")]
+    z2 = normal_quantile(cfg.uncertainty.level) ** 2
+    shrink = 1.0 + z2 / n_eff
+    centre = (rate + z2 / (2.0 * n_eff)) / shrink
+    spread = F.greatest(rate * (1.0 - rate), F.lit(0.0)) / n_eff + z2 / (4.0 * n_eff * n_eff)
+    half = F.lit(z2**0.5) / shrink * F.sqrt(spread)
+    return [
+        n_eff.alias("n_eff"),
+        F.greatest(centre - half, F.lit(0.0)).alias("ci_lower"),
+        F.least(centre + half, F.lit(1.0)).alias("ci_upper"),
+    ]
 
 
 def _edge(name: str, uniform_edge: Column, uniform: bool) -> Column:

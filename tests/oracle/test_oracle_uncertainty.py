@@ -255,3 +255,30 @@ def test_analytic_se_of_a_weighted_mean_is_the_linearised_variance(spark: SparkS
         assert table.loc[metric, "n_eff"] == pytest.approx(n_eff, rel=1e-12)
         z = stats.norm.ppf(0.975)
         assert table.loc[metric, "ci_lower"] == pytest.approx(mean - z * se, rel=1e-10)
+
+
+def _wilson(rate: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson (1927) score interval, written out from its definition."""
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def test_reliability_bins_carry_wilson_intervals_on_their_kish_size(spark: SparkSession) -> None:
+    data = _weighted_log(seed=29, calibrated=False, reps=1, rows=1500)
+    data["score"][:3] = [0.99, 0.995, 0.999]  # a small top bin
+    data["label"][:3] = 1  # all positives: a Wilson interval that is still not degenerate
+    result = evaluate(_frame(spark, data), _config("analytic", ["ece"], level=0.9))
+    table = result.reliability.where(F.col("n") > 0).toPandas()
+    s, y, w = data["score"], data["label"].astype(float), data["w"]
+    bins = ref.uniform_bins(s, N_BINS)
+    z = stats.norm.ppf(0.95)
+    for row in table.itertuples():
+        mask = bins == row.bin
+        rate = float(np.sum(w[mask] * y[mask]) / np.sum(w[mask]))
+        n_eff = float(np.sum(w[mask]) ** 2 / np.sum(w[mask] ** 2))
+        lower, upper = _wilson(rate, n_eff, z)
+        assert row.n_eff == pytest.approx(n_eff, rel=1e-12)
+        assert (row.ci_lower, row.ci_upper) == pytest.approx((lower, upper), abs=1e-12)
+    top = table[table["bin"] == N_BINS - 1].iloc[0]
+    assert top.accuracy == 1.0 and top.ci_lower < 1.0 and top.ci_upper == pytest.approx(1.0)
