@@ -321,11 +321,24 @@ class Config(StrictModel):
                     f"{where}: {rule.metric} has no drift (a change rule needs a calibration, "
                     f"per-class or regression metric); use max or min"
                 )
+            if (rule.on_change or rule.min_z is not None) and not self._has_se(spec):
+                raise ValueError(
+                    f"{where}: {rule.metric} has no standard error under uncertainty.method "
+                    f"{self.uncertainty.method} (a change rule or min_z needs one; "
+                    f"docs/uncertainty.md lists which metrics have one)"
+                )
             if rule.on_change and rule.compare_to == "baseline" and not self.drift.has_baseline:
                 raise ValueError(
                     f"{where}: compare_to baseline needs drift.baseline_model_version or "
                     f"drift.baseline_dates"
                 )
+
+    def _has_se(self, spec: MetricSpec) -> bool:
+        """Whether ``spec`` gets a standard error under ``uncertainty.method`` (``none``: the
+        metrics with an analytic one keep the drift table's row-count noise model)."""
+        if self.uncertainty.jackknife:
+            return spec.noise and spec.family not in {"smooth", "exact_ranking"}
+        return spec.se is not None
 
     def _check_class_keys(self) -> None:
         """class_weights and cost_matrix must fit the classes when K is known from the config."""

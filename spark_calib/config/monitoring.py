@@ -76,6 +76,7 @@ class AlertRule(StrictModel):
     max_decrease: Float | None = Field(default=None, ge=0.0)
     compare_to: CompareTo = "previous"
     min_n: Int = Field(default=DEFAULT_MIN_N, ge=0)
+    min_z: Float | None = Field(default=None, gt=0.0)
     fail: StrictBool = False
 
     @model_validator(mode="after")

@@ -11,6 +11,10 @@ rows. Then it fires for each selected row where:
   sampling noise: |z| ≥ ``drift.z`` when the metric has a noise model (see
   ``spark_calib.monitoring.drift``).
 
+``min_z`` (optional) asks for more evidence: a value rule fires only when the value is beyond
+its threshold by at least ``min_z`` standard errors (the metrics table's ``se``); a change rule
+only when |z| ≥ ``min_z`` (instead of ``drift.z``), and never when z is undefined.
+
 Comparisons are strict, so a value exactly at the threshold does not fire; a null value never
 fires.
 
@@ -25,7 +29,7 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.config.monitoring import AlertRule
-from spark_calib.metrics.output import METRIC, VALUE
+from spark_calib.metrics.output import METRIC, SE, VALUE
 from spark_calib.slicing.values import slice_name
 from spark_calib.stats import schema as stats
 
@@ -77,6 +81,14 @@ def _value_alerts(metrics: DataFrame, rule: AlertRule, index: int) -> DataFrame:
     fires = (
         value > F.lit(rule.threshold) if rule.condition == "max" else value < F.lit(rule.threshold)
     )
+    if rule.min_z is not None:
+        # Beyond the threshold by at least min_z standard errors of the value.
+        beyond = (
+            value - F.lit(rule.threshold)
+            if rule.condition == "max"
+            else F.lit(rule.threshold) - value
+        )
+        fires = fires & (F.try_divide(beyond, F.col(SE)) >= F.lit(rule.min_z))
     selected = _selected(metrics, rule).where(F.col(stats.N) >= F.lit(rule.min_n)).where(fires)
     sign = ">" if rule.condition == "max" else "<"
     message = F.format_string(
@@ -97,7 +109,10 @@ def _change_alerts(drift: DataFrame, rule: AlertRule, index: int, z_min: float) 
     delta, z = F.col(f"{prefix}_delta"), F.col(f"{prefix}_z")
     reference, reference_n = F.col(f"{prefix}_value"), F.col(f"{prefix}_n")
     change = delta if rule.condition == "max_increase" else -delta
-    above_noise = F.coalesce(F.abs(z) >= F.lit(z_min), F.lit(True))
+    if rule.min_z is not None:
+        above_noise = F.coalesce(F.abs(z) >= F.lit(rule.min_z), F.lit(False))
+    else:
+        above_noise = F.coalesce(F.abs(z) >= F.lit(z_min), F.lit(True))
     fires = (
         (change > F.lit(rule.threshold))
         & above_noise

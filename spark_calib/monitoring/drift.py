@@ -1,10 +1,12 @@
 """Drift: a window's metric values against the previous window's and a baseline's.
 
-``window_values`` gives the metrics of a statistics table with their standard errors
-(``spark_calib.monitoring.noise``). ``drift_table`` joins the current window's values with the
-previous window's (same model version, slice, class and metric) and with a baseline's: either
-the same window's values of ``baseline_model_version``, or the values of the same model version
-over a fixed date range (``baseline_values``).
+``window_values`` gives the metrics of a statistics table with their standard errors: the metric's
+own ``se`` (``uncertainty.method``: analytic, from n_eff-aware second moments, or the jackknife;
+``spark_calib.metrics.uncertainty``), else the row-count model of ``spark_calib.monitoring.noise``
+(accuracy, error rate, ECE; used under ``method: none``). ``drift_table`` joins the current window's
+values with the previous window's (same model version, slice, class and metric) and with a
+baseline's: either the same window's values of ``baseline_model_version``, or the values of the same
+model version over a fixed date range (``baseline_values``).
 
 For a reference r (previous or baseline): delta = value − r.value and
 z = delta / sqrt(SE² + r.SE²) (null when a metric has no noise model or the denominator is 0).
@@ -25,7 +27,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.config.monitoring import DriftConfig
 from spark_calib.metrics.compute import metrics_from_stats
-from spark_calib.metrics.output import METRIC, VALUE
+from spark_calib.metrics.output import METRIC, SE, VALUE
 from spark_calib.monitoring.noise import STD_ERROR, standard_errors
 from spark_calib.registry import resolve_metrics
 from spark_calib.stats import schema as stats
@@ -58,7 +60,9 @@ def window_values(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     )
     keys = [*stats.KEY_COLUMNS, METRIC]
     on = [F.col(key).eqNullSafe(F.col(f"_noise_{key}")) for key in keys]
-    return metrics.join(noise, on=on, how="left").select(*VALUE_COLUMNS)
+    joined = metrics.join(noise, on=on, how="left")
+    std_error = F.coalesce(F.col(SE), F.col(STD_ERROR)).alias(STD_ERROR)
+    return joined.select(*[std_error if name == STD_ERROR else name for name in VALUE_COLUMNS])
 
 
 def drift_metrics(config: Config) -> tuple[str, ...]:

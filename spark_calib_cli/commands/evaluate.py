@@ -30,7 +30,7 @@ from spark_calib_cli.console.regression_summary import (
     format_regression_summary,
 )
 from spark_calib_cli.console.summary import SummaryRow, collect_summary, format_summary
-from spark_calib_cli.console.worst_slices import DEFAULT_MIN_SLICE_ROWS, DEFAULT_TOP_SLICES
+from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.input import describe_input, read_input
@@ -78,7 +78,7 @@ def run_evaluate(
     run_id: str | None = None,
     progress: Callable[[str], None] | None = None,
     top_slices: int = DEFAULT_TOP_SLICES,
-    min_slice_rows: int = DEFAULT_MIN_SLICE_ROWS,
+    min_slice_rows: int | None = None,
 ) -> EvaluateOutcome:
     """Evaluate the ``run_date`` window of the configured input and replace the run date's
     partition of every output table. An optional table (``tables.OPTIONAL_TABLES``) that this
@@ -96,13 +96,16 @@ def run_evaluate(
     try:
         _require_rows(result, source, run_date)
         window = run_window(config, run_date)
-        tables, written = _write_run_tables(
-            spark, config, result, window, run_id, digest, report
-        )
+        tables, written = _write_run_tables(spark, config, result, window, run_id, digest, report)
         monitoring = _monitor_and_summarize(
             spark, config, result, window, written, run_id, digest, report
         )
-        summary = _summary(config, written, top_slices, min_slice_rows)
+        summary = _summary(
+            config,
+            written,
+            top_slices,
+            config.min_slice_rows if min_slice_rows is None else min_slice_rows,
+        )
         tables.update(monitoring.tables)
     finally:
         result.unpersist()

@@ -20,7 +20,6 @@ from spark_calib.windows import window_of
 from spark_calib_cli.commands.cli import paths_text, progress_printer, start_session, validated
 from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.console.worst_slices import (
-    DEFAULT_MIN_SLICE_ROWS,
     KEY_COLUMNS,
     RANK,
     slice_overview,
@@ -75,7 +74,7 @@ def run_report(
     out_dir: Path,
     *,
     top_slices: int = DEFAULT_REPORT_SLICES,
-    min_slice_rows: int = DEFAULT_MIN_SLICE_ROWS,
+    min_slice_rows: int | None = None,
     granularity: str | None = None,
     trend_windows: int = DEFAULT_TREND_WINDOWS,
 ) -> list[Path]:
@@ -92,7 +91,7 @@ def run_report(
         run_date,
         out_dir,
         top_slices=top_slices,
-        min_slice_rows=min_slice_rows,
+        min_slice_rows=config.min_slice_rows if min_slice_rows is None else min_slice_rows,
         granularity=granularity,
     )
     if trend_windows <= 0:

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from spark_calib_cli.console.text_table import render_table, show_metric
-from spark_calib_cli.console.worst_slices import RANK, slice_overview, worst_slices
+from spark_calib_cli.console.worst_slices import (
+    ECE_CI_LOWER,
+    ECE_EXCESS,
+    ECE_NULL,
+    RANK,
+    slice_overview,
+    worst_slices,
+)
 from spark_calib_cli.report.labels import slice_label
 
 # (column of the overview, header) in print order.
@@ -38,7 +45,7 @@ DIRECTION_MIN_RATIO_GAP = 0.1
 OVER_CONFIDENT_SLOPE = 0.8
 UNDER_CONFIDENT_SLOPE = 1.25
 NO_MODEL_VERSION = "(all)"
-RANKED_BY_ECE = "ECE"
+RANKED_BY_ECE = "ECE − noise"
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,8 @@ def collect_summary(
     *,
     positive_class: bool = False,
 ) -> list[SummaryRow]:
-    """Collect the overall slice and the ``top`` worst slices (by ECE, ``n >= min_rows``) of each
+    """Collect the overall slice and the ``top`` worst slices (by ECE beyond its noise,
+    ``ece_excess`` in ``spark_calib_cli.console.worst_slices``; ``n >= min_rows``) of each
     model version from a metrics frame: a handful of rows, whatever the number of slices.
     ``positive_class``: the run is binary with the positive-class view (``binary_view``)."""
     rows = worst_slices(slice_overview(metrics, reliability), top=top, min_rows=min_rows).collect()
@@ -81,7 +89,13 @@ def collect_summary(
             n=int(row["n"] or 0),
             values={
                 column: row[column]
-                for column in (*dict(POSITIVE_CLASS_COLUMNS), "reliability_slope")
+                for column in (
+                    *dict(POSITIVE_CLASS_COLUMNS),
+                    "reliability_slope",
+                    ECE_NULL,
+                    ECE_CI_LOWER,
+                    ECE_EXCESS,
+                )
             },
             positive_class=positive_class,
         )

@@ -1,13 +1,18 @@
 """Pick what a person looks at first: per model version, the overall slice and the worst slices.
 
-"Worst" means the highest top-label ECE among slices with at least ``min_rows`` rows; below
-that a histogram ECE is mostly noise (its bias grows like sqrt(n_bins / n)), so a three-row
-slice would always win. For regression (no ECE) it means the largest miscalibration area of
+"Worst" means the largest ``ece_excess`` among slices with at least ``min_rows`` rows
+(``min_slice_rows`` in the config): the lower end of the ECE's interval minus ``ece_null``, the
+ECE a perfectly calibrated model would show with the same bins, weights and rows (the ECE
+itself when it has no interval). A histogram ECE is biased upward on few rows (by about
+√(2/π)·Σ_b π_b·√(p̄_b(1 − p̄_b)/n_eff,b)), so ranking by ECE alone lists the smallest slices
+first; the excess is positive only where the slice is miscalibrated beyond its noise. Ties
+are broken by the ECE. For regression (no ECE) it means the largest miscalibration area of
 the predictive intervals, or the largest RMSE when the log has no std column.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, Window
@@ -18,13 +23,18 @@ from spark_calib.constants import OVERALL_SLICE_NAME
 KEY_COLUMNS = ("model_version", "slice_name", "slice_value")
 OVERVIEW_METRICS = ("ece", "mce", "rmsce", "brier", "nll", "accuracy")
 DEFAULT_TOP_SLICES = 3
-DEFAULT_MIN_SLICE_ROWS = 500
+DEFAULT_MIN_SLICE_ROWS = 100
 RANK = "rank"
 VALUE = "value"
 MEAN_CONFIDENCE = "mean_confidence"
 MEAN_OUTCOME = "mean_outcome"
 RELIABILITY_SLOPE = "reliability_slope"
-RELIABILITY_COLUMNS = (MEAN_CONFIDENCE, MEAN_OUTCOME, RELIABILITY_SLOPE)
+ECE_NULL = "ece_null"
+RELIABILITY_COLUMNS = (MEAN_CONFIDENCE, MEAN_OUTCOME, RELIABILITY_SLOPE, ECE_NULL)
+ECE_CI_LOWER = "ece_ci_lower"
+ECE_EXCESS = "ece_excess"
+# Classification: worst first by the excess over noise, then by ECE.
+NOISE_AWARE_RANKING = (ECE_EXCESS, "ece")
 # Regression: metric name → overview column (a dot in a column name would need quoting).
 REGRESSION_OVERVIEW_METRICS = {
     "mse": "mse",
@@ -45,7 +55,9 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
     the reliability bins b (weights W_b, means c_b of the calibration probability and a_b of the
     outcome): ``mean_confidence`` c̄ = Σ W_b c_b / W, ``mean_outcome`` ā = Σ W_b a_b / W and
     ``reliability_slope`` Σ W_b (c_b − c̄)(a_b − ā) / Σ W_b (c_b − c̄)² (the slope of the
-    observed rate on the prediction across bins: below 1 the predictions are too extreme).
+    observed rate on the prediction across bins: below 1 the predictions are too extreme),
+    ``ece_null`` = Σ_b W_b·√(2/π)·√(c_b(1 − c_b)/n_eff,b) / W, ``ece_ci_lower`` (the lower end
+    of the ECE's interval) and ``ece_excess`` = coalesce(ece_ci_lower, ece) − ece_null.
 
     Over-confidence of a top-label view shows as ``mean_confidence`` above ``accuracy``.
     """
@@ -57,6 +69,9 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
         F.sum(weight * a).alias("_a"),
         F.sum(weight * c * c).alias("_cc"),
         F.sum(weight * c * a).alias("_ca"),
+        F.sum(
+            weight * F.lit(math.sqrt(2.0 / math.pi)) * F.sqrt(c * (1.0 - c) / F.col("n_eff"))
+        ).alias("_null"),
     )
     w = F.col("_w")
     covariance = F.col("_ca") - F.col("_c") * F.col("_a") / w
@@ -65,6 +80,7 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
         MEAN_CONFIDENCE: F.col("_c") / w,
         MEAN_OUTCOME: F.col("_a") / w,
         RELIABILITY_SLOPE: F.when(variance > 0.0, covariance / variance),
+        ECE_NULL: F.col("_null") / w,
     }
     confidence = moments.select(
         *KEY_COLUMNS,
@@ -79,27 +95,27 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
     )
     # A union, not a join: model_version is null without a version column, and null keys
     # never match in an equi-join.
-    long = (
-        metrics.where(F.col("class").isNull())
-        .select(*KEY_COLUMNS, "metric", VALUE, "n", "weight_sum")
-        .unionByName(
-            confidence.select(
-                *KEY_COLUMNS,
-                "metric",
-                VALUE,
-                F.lit(None).cast("long").alias("n"),
-                F.lit(None).cast("double").alias("weight_sum"),
-            )
-        )
+    top_label = metrics.where(F.col("class").isNull())
+    no_size = [F.lit(None).cast("long").alias("n"), F.lit(None).cast("double").alias("weight_sum")]
+    lower = top_label.where(F.col("metric") == F.lit("ece")).select(
+        *KEY_COLUMNS, F.lit(ECE_CI_LOWER).alias("metric"), F.col("ci_lower").alias(VALUE), *no_size
     )
-    return long.groupBy(*KEY_COLUMNS).agg(
+    long = (
+        top_label.where(F.col("metric") != F.lit(ECE_NULL))
+        .select(*KEY_COLUMNS, "metric", VALUE, "n", "weight_sum")
+        .unionByName(lower)
+        .unionByName(confidence.select(*KEY_COLUMNS, "metric", VALUE, *no_size))
+    )
+    pivoted = long.groupBy(*KEY_COLUMNS).agg(
         F.max("n").alias("n"),
         F.max("weight_sum").alias("weight_sum"),
         *[
             F.max(F.when(F.col("metric") == F.lit(name), F.col(VALUE))).alias(name)
-            for name in (*OVERVIEW_METRICS, *RELIABILITY_COLUMNS)
+            for name in (*OVERVIEW_METRICS, *RELIABILITY_COLUMNS, ECE_CI_LOWER)
         ],
     )
+    excess = F.coalesce(F.col(ECE_CI_LOWER), F.col("ece")) - F.col(ECE_NULL)
+    return pivoted.withColumn(ECE_EXCESS, excess)
 
 
 def regression_overview(metrics: DataFrame) -> DataFrame:
@@ -121,7 +137,7 @@ def worst_slices(
     overview: DataFrame,
     top: int = DEFAULT_TOP_SLICES,
     min_rows: int = DEFAULT_MIN_SLICE_ROWS,
-    by: Sequence[str] = ("ece",),
+    by: Sequence[str] = NOISE_AWARE_RANKING,
 ) -> DataFrame:
     """``overview`` narrowed to each model version's overall slice (``rank`` 0) and its ``top``
     slices with ``n >= min_rows`` (``rank`` 1..top, worst first): the largest value of the

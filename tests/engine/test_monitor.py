@@ -6,12 +6,22 @@ against y (the default binary_view), prediction = [s ≥ 0.5] for accuracy.
      Bin 9: Σy = 1 + 0, Σs = 1.8 → |1 − 1.8| = 0.8. Bin 2: Σy = 0, Σs = 0.4 → 0.4.
      ECE = (0.8 + 0.4)/4 = 0.3, accuracy = 3/4.
      SE(accuracy)² = 0.75·0.25/4 = 0.046875.
-     SE(ECE)² = Σ_b (W_b/W)² a_b(1 − a_b)/n_b with a_b = Σy/W_b:
-              (2/4)²·(0.5·0.5/2) + (2/4)²·(0·1/2) = 0.03125.
   B: s = 0.9 (y 1) twice, 0.2 (y 0) twice → bin 9: |2 − 1.8| = 0.2, bin 2: |0 − 0.4| = 0.4.
-     ECE = 0.6/4 = 0.15, accuracy = 1, both standard errors 0 (a_b ∈ {0, 1}).
+     ECE = 0.6/4 = 0.15, accuracy = 1.
   (The top-label view, confidences 0.9, 0.9, 0.8, 0.8 against correct, happens to give the
   same numbers on these windows: bin 8 takes the role of bin 2.)
+Drift reads the metrics' analytic standard errors (docs/uncertainty.md), unweighted here:
+  accuracy: p(1 − p)/n as above (A), 0 (B).
+  ECE: [Σ(o − c)² − 2·ECE·Σ_b sign(S_b)·Σ_{i∈b}(o − c) + ECE²·n]/n²:
+     A: S_9 = −0.8, S_2 = −0.4; Σ(o − c)² = 0.01 + 0.81 + 0.04 + 0.04 = 0.9,
+        Σ sign·Σ(o − c) = 0.8 + 0.4 = 1.2 → [0.9 − 0.72 + 0.36]/16 = 0.03375.
+     B: S_9 = +0.2, S_2 = −0.4; Σ(o − c)² = 0.1, Σ sign·Σ(o − c) = 0.2 + 0.4 = 0.6
+        → [0.1 − 0.18 + 0.09]/16 = 0.000625.
+  Brier: terms A 0.01, 0.81, 0.04, 0.04 (mean 0.225), B 0.01, 0.01, 0.04, 0.04 (mean 0.025);
+     SE² = Σ(x − m)²/n²: A 0.4569/16 = 0.02855625, B 0.0009/16 = 0.00005625.
+The row-count model of ``standard_errors`` (what drift read before the uncertainty columns,
+and still reads under ``uncertainty.method: none``) gives SE(ECE)² = Σ_b (W_b/W)² a_b(1 − a_b)/n_b
+with a_b = Σy/W_b: (2/4)²·(0.5·0.5/2) + (2/4)²·(0·1/2) = 0.03125 (A), 0 (B).
 """
 
 from __future__ import annotations
@@ -32,7 +42,10 @@ WINDOW_B = [(0.9, 1), (0.9, 1), (0.2, 0), (0.2, 0)]
 ACC_A, ACC_B = 0.75, 1.0
 ECE_A, ECE_B = 0.3, 0.15
 SE_ACC_A = math.sqrt(0.046875)
-SE_ECE_A = math.sqrt(0.03125)
+SE_ECE_ROWS_A = math.sqrt(0.03125)
+SE_ECE_A, SE_ECE_B = math.sqrt(0.03375), math.sqrt(0.000625)
+BRIER_A, BRIER_B = 0.225, 0.025
+SE_BRIER_A, SE_BRIER_B = math.sqrt(0.02855625), math.sqrt(0.00005625)
 TOL = 1e-12
 
 
@@ -70,7 +83,7 @@ def test_standard_errors_by_hand(spark: SparkSession) -> None:
     errors = by_metric(standard_errors(stats_of(spark, tagged("a", WINDOW_A), config())))
     assert errors["accuracy"]["std_error"] == pytest.approx(SE_ACC_A, abs=TOL)
     assert errors["error_rate"]["std_error"] == pytest.approx(SE_ACC_A, abs=TOL)
-    assert errors["ece"]["std_error"] == pytest.approx(SE_ECE_A, abs=TOL)
+    assert errors["ece"]["std_error"] == pytest.approx(SE_ECE_ROWS_A, abs=TOL)
 
 
 def test_drift_against_the_previous_window_by_hand(spark: SparkSession) -> None:
@@ -85,12 +98,13 @@ def test_drift_against_the_previous_window_by_hand(spark: SparkSession) -> None:
     assert accuracy["previous_delta"] == pytest.approx(ACC_A - ACC_B, abs=TOL)  # a drop: < 0
     assert accuracy["previous_z"] == pytest.approx((ACC_A - ACC_B) / SE_ACC_A, abs=1e-9)
     assert ece["previous_delta"] == pytest.approx(ECE_A - ECE_B, abs=TOL)  # worse: > 0
-    assert ece["previous_z"] == pytest.approx((ECE_A - ECE_B) / SE_ECE_A, abs=1e-9)
-    # |z| = 1.15 and 0.85 ≥ 0.5, |Δ| ≥ 0.01, n = 4 ≥ min_n in both windows.
+    ece_noise = math.sqrt(SE_ECE_A**2 + SE_ECE_B**2)
+    assert ece["previous_z"] == pytest.approx((ECE_A - ECE_B) / ece_noise, abs=1e-9)
+    # |z| = 1.15 and 0.81 ≥ 0.5, |Δ| ≥ 0.01, n = 4 ≥ min_n in both windows.
     assert accuracy["previous_significant"] is True
     assert ece["previous_significant"] is True
-    # brier has no noise model: threshold and min_n decide.
-    assert rows["brier"]["previous_z"] is None
+    brier_noise = math.sqrt(SE_BRIER_A**2 + SE_BRIER_B**2)
+    assert rows["brier"]["previous_z"] == pytest.approx((BRIER_A - BRIER_B) / brier_noise)
     assert rows["brier"]["previous_significant"] is True
     assert "count" not in rows
     assert rows["ece"]["baseline"] is None and rows["ece"]["baseline_value"] is None
@@ -99,7 +113,7 @@ def test_drift_against_the_previous_window_by_hand(spark: SparkSession) -> None:
 @pytest.mark.parametrize(
     ("drift", "significant"),
     [
-        ({"z": 0.9, "min_n": 4}, {"accuracy": True, "ece": False}),  # |z| 1.15 vs 0.85
+        ({"z": 0.9, "min_n": 4}, {"accuracy": True, "ece": False}),  # |z| 1.15 vs 0.81
         ({"z": 2.0, "min_n": 4}, {"accuracy": False, "ece": False}),
         ({"z": 0.5, "min_n": 5}, {"accuracy": False, "ece": False}),  # n = 4 < 5
         ({"z": 0.5, "min_n": 4, "min_delta": 0.2}, {"accuracy": True, "ece": False}),  # 0.25, 0.15
@@ -321,3 +335,31 @@ def test_sum_to_bins_keeps_the_calibration_metrics(spark: SparkSession) -> None:
     # Equal-mass, M = 10, on the two cells of A (weight 2 each): midpoints 1/4 and 3/4 put
     # the 0.2 cell in bin 2 and the 0.9 cell in bin 7: the same two groups as the uniform bins.
     assert expected_mass[("a", "ece")] == pytest.approx(ECE_A, abs=TOL)
+
+
+def test_min_z_asks_a_value_rule_for_standard_errors_beyond_the_threshold(
+    spark: SparkSession,
+) -> None:
+    """ece max 0.05 with min_z 2: BR is 0.03 above with se 0.01 (3 se: fires), US is 0.03 above
+    with se 0.02 (1.5 se: does not), MX has no se (never fires)."""
+    metrics = spark.createDataFrame(
+        [
+            ("v1", "country", "BR", None, "ece", 0.08, 5000, 5000.0, 0.01),
+            ("v1", "country", "US", None, "ece", 0.08, 5000, 5000.0, 0.02),
+            ("v1", "country", "MX", None, "ece", 0.08, 5000, 5000.0, None),
+        ],
+        METRIC_COLUMNS + ", se double",
+    )
+    cfg = alert_config({"metric": "ece", "max": 0.05, "min_z": 2})
+    assert fired(fired_alerts(metrics, no_drift(spark, cfg), cfg)) == {("v1", "BR")}
+
+
+def test_min_z_replaces_drift_z_for_a_change_rule(spark: SparkSession) -> None:
+    """Deltas of 0.03 with SE √(2)·0.002 (z ≈ 10.6) and √(2)·0.01 (z ≈ 2.1)."""
+    current = values(spark, [("v1", "BR", 0.10, 5000, 0.002), ("v1", "US", 0.10, 5000, 0.01)])
+    previous = values(spark, [("v1", "BR", 0.07, 5000, 0.002), ("v1", "US", 0.07, 5000, 0.01)])
+    metrics = spark.createDataFrame([], METRIC_COLUMNS)
+    for min_z, expected in ((5.0, {("v1", "BR")}), (1.5, {("v1", "BR"), ("v1", "US")})):
+        cfg = alert_config({"metric": "ece", "max_increase": 0.02, "min_z": min_z})
+        drift = drift_table(current, previous, None, cfg)
+        assert fired(fired_alerts(metrics, drift, cfg)) == expected, min_z

@@ -48,6 +48,19 @@ def config(**extra: Any) -> dict[str, Any]:
         ({"alerts": [{"metric": "ece", "max_increase": -0.1}]}, "alerts.0.max_increase"),
         ({"alerts": [{"metric": "ece", "maxx": 0.1}]}, "alerts.0.maxx"),
         (
+            {"metrics": ["ece", "mce"], "alerts": [{"metric": "mce", "max_increase": 0.1}]},
+            "mce has no standard error under uncertainty.method analytic",
+        ),
+        (
+            {"metrics": ["ece", "mce"], "alerts": [{"metric": "mce", "max": 0.3, "min_z": 2}]},
+            "mce has no standard error",
+        ),
+        ({"alerts": [{"metric": "ece", "max": 0.1, "min_z": 0}]}, "alerts.0.min_z"),
+        ({"uncertainty": {"method": "bootstrap"}}, "uncertainty.method"),
+        ({"uncertainty": {"buckets": 1}}, "uncertainty.buckets"),
+        ({"uncertainty": {"level": 1.0}}, "uncertainty.level"),
+        ({"min_slice_rows": -1}, "min_slice_rows"),
+        (
             {
                 "drift": {
                     "baseline_model_version": "v1",
@@ -107,3 +120,18 @@ def test_where_rows_live_is_not_in_the_config_hash_but_the_window_is() -> None:
     longer = config(input={"path": "/logs/a", "window": {**window, "lookback_days": 7}})
     assert config_hash(load_config(first)) == config_hash(load_config(moved))
     assert config_hash(load_config(first)) != config_hash(load_config(longer))
+
+
+def test_the_jackknife_gives_mce_a_standard_error_for_change_rules() -> None:
+    cfg = config(
+        metrics=["ece", "mce"],
+        uncertainty={"method": "jackknife"},
+        alerts=[{"metric": "mce", "max_increase": 0.1}],
+    )
+    assert load_config(cfg).alerts[0].metric == "mce"
+
+
+def test_uncertainty_changes_the_hash_and_min_slice_rows_does_not() -> None:
+    base = config_hash(load_config(config()))
+    assert config_hash(load_config(config(uncertainty={"method": "jackknife"}))) != base
+    assert config_hash(load_config(config(min_slice_rows=5000))) == base
