@@ -18,6 +18,7 @@ ACCURACY_COLOR = "#3b6fb6"
 GAP_COLOR = "#d62728"
 HISTOGRAM_COLOR = "#7f7f7f"
 EMPTY_BIN_COLOR = "#bdbdbd"
+WHISKER_COLOR = "#1a1a1a"
 ZOOM_BELOW = 0.5
 
 
@@ -92,6 +93,22 @@ def draw_reliability(
         hatch="//",
         label="gap to mean prediction" if positive_class else "gap to mean confidence",
     )
+    if "ci_lower" in filled.columns and filled["ci_lower"].notna().any():
+        # Whiskers: the Wilson interval of each bin's observed rate (reliability table).
+        centre = lower + width / 2.0
+        axes.errorbar(
+            centre,
+            accuracy,
+            yerr=[
+                accuracy - filled["ci_lower"].to_numpy(dtype=float),
+                filled["ci_upper"].to_numpy(dtype=float) - accuracy,
+            ],
+            fmt="none",
+            ecolor=WHISKER_COLOR,
+            elinewidth=1.0,
+            capsize=2.5,
+            label="interval of the observed rate (Wilson)",
+        )
     axes.plot(
         [0.0, limit], [0.0, limit], linestyle="--", color="black", linewidth=1.0, label="ideal"
     )

@@ -38,6 +38,7 @@ VERSION_COLORS = (
 )
 ALL_VERSIONS_COLOR = "#7f7f7f"
 ALERT_COLOR = "#d62728"
+INTERVAL_LABEL = "confidence interval"
 ALERT_LABEL = "alert fired"
 DATE_FORMAT = "%Y-%m-%d"
 MAX_DATE_TICKS = 8
@@ -232,6 +233,7 @@ def _draw_panel(
             if version is None
             else panel_rows["model_version"] == version
         ].sort_values("window_end")
+        _draw_band(axes, line, colors[version])
         axes.plot(
             line["window_end"].to_numpy(),
             line["value"].to_numpy(dtype=float),
@@ -261,6 +263,25 @@ def _draw_panel(
         )
     axes.set_ylabel(metric)
     axes.grid(alpha=0.25)
+
+
+def _draw_band(axes: Axes, line: pd.DataFrame, color: str) -> None:
+    """The metric's interval (ci_lower..ci_upper) as a light band behind its line; nothing for
+    points without one."""
+    if "ci_lower" not in line.columns:
+        return
+    banded = line.dropna(subset=["ci_lower", "ci_upper"])
+    if banded.empty:
+        return
+    axes.fill_between(
+        banded["window_end"].to_numpy(),
+        banded["ci_lower"].to_numpy(dtype=float),
+        banded["ci_upper"].to_numpy(dtype=float),
+        color=color,
+        alpha=0.15,
+        linewidth=0,
+        label=INTERVAL_LABEL,
+    )
 
 
 def _fired_points(line: pd.DataFrame, alerts: pd.DataFrame) -> pd.DataFrame:

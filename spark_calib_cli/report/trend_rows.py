@@ -73,8 +73,13 @@ def run_trend_report(
         flagged, on=list(SERIES_KEYS), how="left_semi"
     )
     points = metrics.where(F.col("class").isNull() & overall).unionByName(chosen)
+    # Tables written before the uncertainty columns have no interval: the band is left out.
+    interval = [
+        F.col(name) if name in points.columns else F.lit(None).cast("double").alias(name)
+        for name in ("ci_lower", "ci_upper")
+    ]
     point_frame = _pandas(
-        points.select(*SERIES_KEYS, "model_version", WINDOW_END, "value", "n").distinct()
+        points.select(*SERIES_KEYS, "model_version", WINDOW_END, "value", "n", *interval).distinct()
     )
     fired_frame = _pandas(
         fired.select(*SERIES_KEYS, "model_version", WINDOW_END, "rule").distinct()

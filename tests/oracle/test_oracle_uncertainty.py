@@ -113,6 +113,7 @@ def test_on_calibrated_data_ece_null_explains_the_plug_in_and_debiasing_shrinks_
     table = _metric_table(result.metrics)
     result.unpersist()
     means = table.groupby("metric")["value"].mean()
+    print(f"calibrated means: {means.to_dict()}")
     assert means["ece"] > 0.02
     assert means["ece"] - means["ece_null"] == pytest.approx(0.0, abs=0.002)
     assert means["ece_debiased"] == pytest.approx((2 - math.sqrt(2)) * means["ece"], rel=0.1)
