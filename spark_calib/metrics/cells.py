@@ -74,8 +74,9 @@ def cell_sums(stats_df: DataFrame) -> DataFrame:
 
 def cell_metrics(stats_df: DataFrame, specs: list[MetricSpec]) -> DataFrame:
     """Metric rows of the cell family (``FAMILY_COLUMNS`` plus ``error_bound``) per key."""
-    per_key = _per_key(cell_sums(stats_df))
-    cox = _cox_fit(F.col("_points"))
+    # The fit is one column, read twice below (slope and intercept) but computed once.
+    per_key = _per_key(cell_sums(stats_df)).withColumn("_cox", _cox_fit(F.col("_points")))
+    cox = F.col("_cox")
     values = {
         "ks_calibration": (
             F.try_divide(F.col("_ks"), F.col("_wk")),
@@ -177,8 +178,7 @@ def _cox_fit(points: Column) -> Column:
         zero = F.struct(*[F.lit(0.0).alias(name) for name in ("ga", "gb", "haa", "hab", "hbb")])
         return F.aggregate(points, zero, add)
 
-    def step(state: Column, _: Column) -> Column:
-        s = sums(state)
+    def update(state: Column, s: Column) -> Column:
         det = s["haa"] * s["hbb"] - s["hab"] * s["hab"]
         ok = det > 0.0
         da = (s["hbb"] * s["ga"] - s["hab"] * s["gb"]) / det
@@ -186,6 +186,11 @@ def _cox_fit(points: Column) -> Column:
         return F.struct(
             F.when(ok, state["a"] + da).alias("a"), F.when(ok, state["b"] + db).alias("b")
         )
+
+    def step(state: Column, _: Column) -> Column:
+        # The step's sums are bound once through a one-element transform: Spark does not share
+        # a repeated expression inside a lambda, and each use of s would rescan the cells.
+        return F.transform(F.array(sums(state)), lambda s: update(state, s))[0]
 
     start = F.struct(F.lit(0.0).alias("a"), F.lit(1.0).alias("b"))
     return F.aggregate(F.sequence(F.lit(1), F.lit(COX_NEWTON_STEPS)), start, step)
