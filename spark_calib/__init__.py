@@ -3,9 +3,10 @@
 Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``metrics_from_stats`` and
 ``reliability_from_stats`` (recompute outputs from a statistics table), ``combine_stats``
 (merge statistics of several runs) and ``sum_to_bins`` (the same, summed to the calibration
-bins), ``recalibrate`` (apply a recalibration table's maps to rows), ``row_counts`` (valid and invalid rows of a statistics table), ``load_config``, the
-slice-value helpers ``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the
-input by its configured, possibly dotted, name) and the error types. The public modules
+bins), ``recalibrate`` (apply a recalibration table's maps to rows), ``row_counts`` (valid
+and invalid rows of a statistics table), ``load_config``, the slice-value helpers
+``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the input by its
+configured, possibly dotted, name) and the error types. The public modules
 ``spark_calib.config``, ``spark_calib.constants``, ``spark_calib.errors``,
 ``spark_calib.monitoring``, ``spark_calib.stats.schema`` (the statistics table's columns) and
 ``spark_calib.windows`` are part of it too.

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_calib.config import Config, ConfigSource, load_config
+from spark_calib.config import ConfigSource, load_config
 from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib.errors import ConfigError
 from spark_calib.rows.cells import cell_index, logit

@@ -96,7 +96,13 @@ def collect_cell_rows(stats_df: DataFrame, first_slice_name: str) -> dict[Key, C
         fit = row[stats.RECALIBRATION_FIT]
         sums = [float(row[name] or 0.0) for name in _SUMS]
         label = int(sums[_POSITIVE] > 0.0)
-        entry = (int(row[stats.CELL]), int(row[stats.BIN]), label, -1 if fit is None else int(fit), sums)
+        entry = (
+            int(row[stats.CELL]),
+            int(row[stats.BIN]),
+            label,
+            -1 if fit is None else int(fit),
+            sums,
+        )
         key = (row[stats.MODEL_VERSION], row[stats.SLICE_NAME], row[stats.SLICE_VALUE])
         grouped.setdefault(key, []).append(entry)
         if first_slice_name != OVERALL_SLICE_NAME and row[stats.SLICE_NAME] == first_slice_name:

@@ -1,6 +1,7 @@
 """Before and after metrics of a recalibration map on the evaluated rows' cell sums.
 
-Per evaluated row set r (a cell, or the part of a cell inside one calibration bin): W_r = Σw,
+Per evaluated row set r (the rows of one fine cell and one label, split at a calibration bin
+edge when the cell straddles one): W_r = Σw,
 O_r = Σw·y, C_r = Σw·s, z̄_r = Σw·logit(s)/W_r; W = Σ_r W_r.
 
 Before (exact, the metrics table's definitions on the evaluated rows): ECE = Σ_b |Σ_{r∈b}
@@ -10,7 +11,8 @@ After, with p_r the map's value for the row set:
 - ECE = Σ_b |Σ_{r: bin(p_r)=b} (O_r − W_r p_r)| / W; Brier = Σ_r (W_r p_r² − 2 p_r O_r + O_r)/W;
   accuracy = Σ_r (O_r if p_r ≥ threshold else W_r − O_r)/W;
 - NLL: temperature and Platt, u_r = u(z̄_r): Σ_r [W_r softplus(u_r) − O_r u_r]/W (the exact
-  logistic log-loss, no ε); isotonic: −Σ_r [O_r log max(p_r, ε) + (W_r − O_r) log max(1 − p_r, ε)]/W.
+  logistic log-loss, no ε); isotonic:
+  −Σ_r [O_r log max(p_r, ε) + (W_r − O_r) log max(1 − p_r, ε)]/W.
 
 Isotonic is constant on every cell, so its after metrics are exact. Temperature and Platt
 (u = a + b·z, b > 0) are applied at the set's mean logit z̄_r instead of row by row. For a
@@ -21,9 +23,9 @@ but for the two saturated cells, [−37, −16] and [16, 37]) and the sup over t
 
 - NLL: f″ = b²σ′, bound Σ_r S_r W_r h_r²/8 / W;
 - Brier: |f″| = b²|2σ′² + 2(σ − y)σ″| ≤ 2.5·b²σ′ (|σ″| ≤ σ′ ≤ ¼), bound 2.5× the NLL bound;
-- ECE: a row set whose mapped interval [p_min, p_max] over its cell lies inside one bin moves its bin sum by
-  |Σw(pᵢ − p_r)| ≤ S_r W_r h_r²/8 (|σ″| ≤ σ′); one that touches a bin edge may move rows to
-  the next bin, at most 2Σw|y − pᵢ| ≤ 2(O_r(1 − p_min) + (W_r − O_r)p_max);
+- ECE: a row set whose mapped interval [p_min, p_max] over its cell lies inside one bin moves
+  its bin sum by |Σw(pᵢ − p_r)| ≤ S_r W_r h_r²/8 (|σ″| ≤ σ′); one that touches a bin edge
+  may move rows to the next bin, at most 2Σw|y − pᵢ| ≤ 2(O_r(1 − p_min) + (W_r − O_r)p_max);
 - accuracy: only a set whose cell has the decision point z* = (logit(threshold) − a)/b strictly
   inside can change, by at most W_r/W. Temperature with threshold 0.5 has z* = 0, a cell edge:
   its accuracy after is exact (and equal to before).
@@ -182,4 +184,3 @@ def bin_of(probability: np.ndarray, n_bins: int, edges: str) -> np.ndarray:
     corrected = guess + above.astype(np.int64) - below.astype(np.int64)
     clipped: np.ndarray = np.clip(corrected, 0, n_bins - 1)
     return clipped
-

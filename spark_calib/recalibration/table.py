@@ -114,7 +114,9 @@ def _choose(
 
 def fit_points(rows: CellRows) -> FitPoints:
     """The fit rows merged per cell and label: (cell, z̄, W, O) in cell order."""
-    pairs, inverse = np.unique(np.stack([rows.cell, rows.label], axis=1), axis=0, return_inverse=True)
+    pairs, inverse = np.unique(
+        np.stack([rows.cell, rows.label], axis=1), axis=0, return_inverse=True
+    )
     inverse = inverse.reshape(-1)
     weight = np.bincount(inverse, rows.sums["w"], minlength=len(pairs))
     positive = np.bincount(inverse, rows.sums["o"], minlength=len(pairs))

@@ -29,8 +29,8 @@ from spark_calib.rows.arrays import array_sum
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.cells import cell_index, logit
 from spark_calib.rows.columns import input_col
-from spark_calib.rows.fit_rows import fit_condition
 from spark_calib.rows.coverage import coverage_bucket, interval_levels
+from spark_calib.rows.fit_rows import fit_condition
 from spark_calib.rows.needs import RowNeeds
 from spark_calib.rows.task_terms import TaskTerms, task_terms
 from spark_calib.rows.validation import Check, first_failure, weight_checks

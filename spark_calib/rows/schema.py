@@ -57,7 +57,9 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
         _check_role(config, role, config.columns.roles()[role], data_type)
     fit_name = _fit_column(config)
     if fit_name is not None:
-        _require_atomic(fit_name, _lookup(types, fit_name, "recalibration.fit"), "recalibration.fit")
+        _require_atomic(
+            fit_name, _lookup(types, fit_name, "recalibration.fit"), "recalibration.fit"
+        )
     if config.task == "top_label" and "prediction" in found:
         kinds = {_kind(found["prediction"]), _kind(found["label"])}
         if len(kinds) != 1:

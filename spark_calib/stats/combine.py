@@ -24,9 +24,9 @@ def combine_stats(*frames: DataFrame) -> DataFrame:
 
 def sum_to_bins(*frames: DataFrame) -> DataFrame:
     """Statistics tables summed over everything but the key, the bin, the fine cell, the
-    recalibration split and the reason: the decision and ranking keys (``true_class``, ``predicted_class``,
-    ``threshold_bin``) become null. What the calibration, per-class and regression metrics
-    read (equal-mass bins are built from the cells), in fewer rows."""
+    recalibration split and the reason: the decision and ranking keys (``true_class``,
+    ``predicted_class``, ``threshold_bin``) become null. What the calibration, per-class and
+    regression metrics read (equal-mass bins are built from the cells), in fewer rows."""
     union = _union(frames, "sum_to_bins")
     kept = (
         *stats.KEY_COLUMNS,

@@ -9,8 +9,9 @@ they describe (``window_start``, ``window_end``; the ``granularity`` is a partit
 to ``run_date``, see ``WINDOWED_TABLES``), and so do the monitoring tables (drift, alerts and
 windows, written by ``monitor_job``). The optional ones (``OPTIONAL_TABLES``) come from
 outputs of ``evaluate`` that exist only when their metric is requested (``confusion_matrix``,
-``threshold_metrics``, ``roc_curve``) or the task produces them (regression with a std or
-variance column); a run without them writes nothing to those tables.
+``threshold_metrics``, ``roc_curve``), the task produces them (regression with a std or
+variance column) or the config asks for them (``recalibration``); a run without them writes
+nothing to those tables.
 """
 
 from __future__ import annotations
@@ -30,11 +31,18 @@ CONFUSION_TABLE = "calibration_confusion"
 THRESHOLDS_TABLE = "calibration_thresholds"
 ROC_TABLE = "calibration_roc"
 REGRESSION_TABLE = "calibration_regression"
+RECALIBRATION_TABLE = "calibration_recalibration"
 DRIFT_TABLE = "calibration_drift"
 ALERTS_TABLE = "calibration_alerts"
 WINDOWS_TABLE = "calibration_windows"
 
-OPTIONAL_TABLES = (CONFUSION_TABLE, THRESHOLDS_TABLE, ROC_TABLE, REGRESSION_TABLE)
+OPTIONAL_TABLES = (
+    CONFUSION_TABLE,
+    THRESHOLDS_TABLE,
+    ROC_TABLE,
+    REGRESSION_TABLE,
+    RECALIBRATION_TABLE,
+)
 # Partitioned by run_date and granularity: one partition per window.
 WINDOWED_TABLES = frozenset(
     {METRICS_TABLE, RELIABILITY_TABLE, DRIFT_TABLE, ALERTS_TABLE, WINDOWS_TABLE}
@@ -83,6 +91,7 @@ def optional_frames(result: EvaluationResult) -> list[tuple[str, DataFrame]]:
         (THRESHOLDS_TABLE, result.thresholds),
         (ROC_TABLE, result.roc),
         (REGRESSION_TABLE, result.regression_calibration),
+        (RECALIBRATION_TABLE, result.recalibration),
     ]
     return [(table, frame) for table, frame in frames if frame is not None]
 

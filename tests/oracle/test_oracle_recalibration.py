@@ -175,9 +175,7 @@ def test_isotonic_after_metrics_equal_the_row_by_row_recomputation(case: Any) ->
 
 
 @pytest.mark.parametrize("method", ["temperature", "platt"])
-def test_logistic_after_metrics_are_within_their_bounds_of_the_rows(
-    case: Any, method: str
-) -> None:
+def test_logistic_after_metrics_are_within_their_bounds_of_the_rows(case: Any, method: str) -> None:
     pdf, table, _ = case
     for version, value, _, evaluated in _fitted(pdf):
         s, y, w = _arrays(evaluated)
@@ -238,7 +236,9 @@ def test_platt_on_all_rows_is_close_to_the_cox_fit_of_the_metrics(spark: SparkSe
     result = evaluate(spark.createDataFrame(pdf), config)
     assert result.recalibration is not None
     table = result.recalibration.toPandas()
-    metrics = {(r.model_version, r.slice_value, r.metric): r.value for r in result.metrics.collect()}
+    metrics = {
+        (r.model_version, r.slice_value, r.metric): r.value for r in result.metrics.collect()
+    }
     for version, value, _ in _groups(pdf):
         if value == "allpos":
             continue
