@@ -4,8 +4,8 @@ The input is one point per non-empty fine cell c and label of the fit rows, in s
 the mean logit z̄_c = Σw·logit(s)/Σw, the weight W_c = Σw and the positive weight O_c = Σw·y
 (W_c or 0). Every row of a cell and label is represented by z̄_c (so Σw·y·z is exact); the
 cells are at most 1/16 wide in log-odds (``spark_calib.rows.cells``), which moves T by about
-5e-5 from its row-level value (``research/statistics-v2.md`` §6). With softplus(u) = log(1 + eᵘ), the weighted negative
-log-likelihood of the map u(z) is
+5e-5 from its row-level value (``research/statistics-v2.md`` §6). With softplus(u) =
+log(1 + eᵘ), the weighted negative log-likelihood of the map u(z) is
 
     NLL = Σ_c [W_c·softplus(u(z̄_c)) − O_c·u(z̄_c)].
 
