@@ -3,7 +3,8 @@
 Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``metrics_from_stats`` and
 ``reliability_from_stats`` (recompute outputs from a statistics table), ``combine_stats``
 (merge statistics of several runs) and ``sum_to_bins`` (the same, summed to the calibration
-bins), ``recalibrate`` (apply a recalibration table's maps to rows), ``row_counts`` (valid
+bins), ``recalibration_from_stats`` (fit the recalibration maps from a
+statistics table) and ``recalibrate`` (apply them to rows), ``row_counts`` (valid
 and invalid rows of a statistics table), ``load_config``, the slice-value helpers
 ``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the input by its
 configured, possibly dotted, name) and the error types. The public modules
@@ -23,6 +24,7 @@ from spark_calib.evaluate import evaluate
 from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.reliability import RELIABILITY_COLUMNS, reliability_from_stats
 from spark_calib.recalibration.apply import recalibrate
+from spark_calib.recalibration.table import recalibration_from_stats
 from spark_calib.registry import available_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.columns import input_col
@@ -47,6 +49,7 @@ __all__ = [
     "load_config",
     "metrics_from_stats",
     "recalibrate",
+    "recalibration_from_stats",
     "reliability_from_stats",
     "row_counts",
     "slice_name",

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 from pyspark.sql import DataFrame
 
-from spark_calib.config import Config
+from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
+from spark_calib.errors import ConfigError
 from spark_calib.recalibration.fit import (
     FitPoints,
     IsotonicMap,
@@ -75,6 +76,16 @@ FittedMap = float | tuple[float, float] | IsotonicMap
 class _Fit:
     fitted: FittedMap | None
     fallback: bool
+
+
+def recalibration_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
+    """The recalibration table of ``config`` from any statistics table aggregated with it (a
+    run's, or several days' summed by ``combine_stats``: a week's maps are fitted on the
+    week's cells). Raises ``ConfigError`` when the config has no ``recalibration`` section."""
+    cfg = load_config(config)
+    if cfg.recalibration is None:
+        raise ConfigError("recalibration_from_stats needs a config with a recalibration section")
+    return recalibration_table(stats_df, cfg)
 
 
 def recalibration_table(stats_df: DataFrame, config: Config) -> DataFrame:

@@ -173,7 +173,7 @@ def _write_run_tables(
     assert config.output is not None
     output, run_date = config.output, window.end
     outputs = run_tables(result, config, run_id, digest, window)
-    _clear_unproduced(spark, output, {table for table, _ in outputs}, run_date, report)
+    _clear_unproduced(spark, output, {table for table, _ in outputs}, window, report)
     tables: dict[str, str] = {}
     written: dict[str, DataFrame] = {}
     for table, rows in outputs:
@@ -203,13 +203,17 @@ def _clear_unproduced(
     spark: SparkSession,
     output: OutputConfig,
     produced: set[str],
-    run_date: dt.date,
+    window: TimeWindow,
     report: Callable[[str], None],
 ) -> None:
-    """Empty the run date's partition of every optional table not in ``produced`` that
-    exists at the output."""
+    """Empty the run date's partition (the window's, for a windowed table) of every optional
+    table not in ``produced`` that exists at the output."""
+    run_date = window.end
     for table in OPTIONAL_TABLES:
-        if table not in produced and clear_partition(spark, output, table, run_date):
+        granularity = window.granularity if table in WINDOWED_TABLES else None
+        if table not in produced and clear_partition(
+            spark, output, table, run_date, granularity=granularity
+        ):
             report(f"emptied {table_location(output, table)} (run_date={run_date})")
 
 

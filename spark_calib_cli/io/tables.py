@@ -1,8 +1,10 @@
 """The output tables of a run: their names and the frames written to them.
 
 Every table gets the run's ``run_id`` and ``config_hash`` columns (and, when written, the
-``run_date`` partition column). The invalid-rows table keeps the original row as a JSON string,
-so its schema is the same for every input and one table can hold several runs.
+``run_date`` partition column). The invalid-rows table keeps the original row as a JSON
+string, so its schema is the same for every input and one table can hold several runs. The
+recalibration table is windowed like the metrics: ``rollup`` writes a week's maps, fitted on
+the week's summed cells.
 
 Four tables are written by every run. The metrics and reliability tables carry the window
 they describe (``window_start``, ``window_end``; the ``granularity`` is a partition column next
@@ -45,7 +47,14 @@ OPTIONAL_TABLES = (
 )
 # Partitioned by run_date and granularity: one partition per window.
 WINDOWED_TABLES = frozenset(
-    {METRICS_TABLE, RELIABILITY_TABLE, DRIFT_TABLE, ALERTS_TABLE, WINDOWS_TABLE}
+    {
+        METRICS_TABLE,
+        RELIABILITY_TABLE,
+        RECALIBRATION_TABLE,
+        DRIFT_TABLE,
+        ALERTS_TABLE,
+        WINDOWS_TABLE,
+    }
 )
 
 RUN_ID = "run_id"
@@ -69,7 +78,10 @@ def run_tables(
         (INVALID_ROWS_TABLE, invalid_rows_frame(result.invalid, config)),
         (STATS_TABLE, result.stats),
         (RELIABILITY_TABLE, with_window(result.reliability, window)),
-        *optional_frames(result),
+        *[
+            (table, with_window(frame, window) if table in WINDOWED_TABLES else frame)
+            for table, frame in optional_frames(result)
+        ],
         (METRICS_TABLE, with_window(result.metrics, window)),
     ]
     return [(name, with_run_columns(frame, run_id, config_digest)) for name, frame in frames]
