@@ -13,8 +13,8 @@ from pydantic import Field, field_validator, model_validator
 
 from spark_calib.config.base import Float, Int, Number, StrictModel
 from spark_calib.config.monitoring import AlertRule, DriftConfig, RollupConfig
-from spark_calib.config.uncertainty import UncertaintyConfig
 from spark_calib.config.recalibration import RecalibrationConfig, check_recalibration
+from spark_calib.config.uncertainty import UncertaintyConfig
 from spark_calib.constants import (
     DEFAULT_COVERAGE_LEVELS,
     DEFAULT_MAX_INVALID_FRACTION,

@@ -2,8 +2,8 @@
 
 One row per (model_version, slice_name, slice_value, class, true_class, predicted_class, bin,
 cell, threshold_bin, bucket, recalibration_fit) for valid rows, and one row per
-(model_version, slice_name, slice_value, reason) for invalid rows (the other keys and the sums null). Which keys are set
-depends on the task and the requested metrics:
+(model_version, slice_name, slice_value, reason) for invalid rows (the other keys and the sums
+null). Which keys are set depends on the task and the requested metrics:
 
 - ``class`` null: the top-label (or regression) statistics of each row; ``class`` = k: the
   one-vs-rest statistics of class k (``classwise_ece``), binned on p_k.
