@@ -3,9 +3,11 @@
 Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``metrics_from_stats`` and
 ``reliability_from_stats`` (recompute outputs from a statistics table), ``combine_stats``
 (merge statistics of several runs) and ``sum_to_bins`` (the same, summed to the calibration
-bins), ``row_counts`` (valid and invalid rows of a statistics table), ``load_config``, the
-slice-value helpers ``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the
-input by its configured, possibly dotted, name) and the error types. The public modules
+bins), ``recalibration_from_stats`` (fit the recalibration maps from a
+statistics table) and ``recalibrate`` (apply them to rows), ``row_counts`` (valid
+and invalid rows of a statistics table), ``load_config``, the slice-value helpers
+``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the input by its
+configured, possibly dotted, name) and the error types. The public modules
 ``spark_calib.config``, ``spark_calib.constants``, ``spark_calib.errors``,
 ``spark_calib.monitoring``, ``spark_calib.stats.schema`` (the statistics table's columns) and
 ``spark_calib.windows`` are part of it too.
@@ -21,6 +23,8 @@ from spark_calib.errors import (
 from spark_calib.evaluate import evaluate
 from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.reliability import RELIABILITY_COLUMNS, reliability_from_stats
+from spark_calib.recalibration.apply import recalibrate
+from spark_calib.recalibration.table import recalibration_from_stats
 from spark_calib.registry import available_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.columns import input_col
@@ -44,6 +48,8 @@ __all__ = [
     "input_col",
     "load_config",
     "metrics_from_stats",
+    "recalibrate",
+    "recalibration_from_stats",
     "reliability_from_stats",
     "row_counts",
     "slice_name",

@@ -39,3 +39,10 @@ DEFAULT_Z = 3.0
 DEFAULT_MIN_N = 1000
 # Slices with fewer rows stay in the tables but out of the worst-slice rankings.
 DEFAULT_MIN_SLICE_ROWS = 100
+
+# Recalibration: a slice with fewer fit rows than this takes its model version's overall map.
+DEFAULT_MIN_FIT_ROWS = 1000
+# The temperature is searched in [T_MIN, T_MAX] (as Guo et al.'s and scikit-learn's searches,
+# bounded so an all-one-label slice cannot send it to 0 or ∞).
+TEMPERATURE_MIN = 0.05
+TEMPERATURE_MAX = 20.0

@@ -17,6 +17,7 @@ from spark_calib.metrics.ranking import roc_from_stats, thresholds_from_stats
 from spark_calib.metrics.regression import regression_calibration_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
 from spark_calib.metrics.uncertainty import with_intervals
+from spark_calib.recalibration.table import recalibration_table
 from spark_calib.registry import EXACT_RANKING, MetricSpec, resolve_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.canonical import canonical_rows, reason_expression
@@ -40,6 +41,9 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     ``metrics``, ``reliability`` and ``stats`` read only that cache. For multiclass without
     ``num_classes`` or ``class_names``, K is read from the first non-null array (a one-row job).
 
+    With ``recalibration``, the maps are fitted and scored from the cached statistics' fine
+    cells (one small collect, no pass over ``df``) into ``result.recalibration``.
+
     Raises ``InvalidRowsError`` (with counts per reason) when the fraction of invalid rows is
     above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
     """
@@ -48,7 +52,11 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     types = check_input_schema(df, cfg)
     num_classes = _num_classes(df, cfg)
     _check_class_config(cfg, num_classes)
-    needs = row_needs(specs, cells=cfg.binning.strategy == "equal_mass")
+    needs = row_needs(
+        specs,
+        cells=cfg.binning.strategy == "equal_mass",
+        cells_by_label=cfg.recalibration is not None,
+    )
     rows = canonical_rows(df, cfg, types, num_classes, needs)
     plan = choose_strategy(cfg)
     stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(
@@ -80,6 +88,9 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
             regression_calibration_from_stats(stats_df, cfg)
             if cfg.task == "regression" and with_std
             else None
+        ),
+        recalibration=(
+            recalibration_table(stats_df, cfg) if cfg.recalibration is not None else None
         ),
         _cached=(stats_df,),
     )

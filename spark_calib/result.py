@@ -35,6 +35,10 @@ class EvaluationResult:
         roc: with ``roc_curve`` (binary): ROC points per key from the score histogram.
         regression_calibration: regression with std/variance: expected against observed
             central-interval coverage at 19 levels.
+        recalibration: with ``recalibration`` (binary): the fitted temperature, Platt and
+            isotonic maps per model version × slice × method, with ECE, NLL, Brier and
+            accuracy of the evaluated rows before and after
+            (``spark_calib.recalibration.table``).
     """
 
     metrics: DataFrame
@@ -50,6 +54,7 @@ class EvaluationResult:
     thresholds: DataFrame | None = None
     roc: DataFrame | None = None
     regression_calibration: DataFrame | None = None
+    recalibration: DataFrame | None = None
     _cached: tuple[DataFrame, ...] = field(default=(), repr=False)
 
     @property

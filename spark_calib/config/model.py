@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from spark_calib.config.base import Float, Int, Number, StrictModel
 from spark_calib.config.monitoring import AlertRule, DriftConfig, RollupConfig
+from spark_calib.config.recalibration import RecalibrationConfig, check_recalibration
 from spark_calib.config.uncertainty import UncertaintyConfig
 from spark_calib.constants import (
     DEFAULT_COVERAGE_LEVELS,
@@ -143,6 +144,7 @@ class Config(StrictModel):
     uncertainty: UncertaintyConfig = UncertaintyConfig()
     # Slices with fewer rows stay in the tables but out of the worst-slice rankings.
     min_slice_rows: Int = Field(default=DEFAULT_MIN_SLICE_ROWS, ge=0)
+    recalibration: RecalibrationConfig | None = None
 
     @field_validator("slices", mode="before")
     @classmethod
@@ -292,6 +294,14 @@ class Config(StrictModel):
         if self.task in ("top_label", "regression") and self.class_names is not None:
             raise ValueError(f"class_names does not apply to task {self.task}")
         self._check_class_keys()
+        if self.recalibration is not None:
+            window = self.input.window if self.input is not None else None
+            check_recalibration(
+                self.recalibration,
+                self.task,
+                "positive_class" in self.features(),
+                window.column if window is not None else None,
+            )
         specs = resolve_metrics(self.task, self.metrics, self.features())
         self._check_alert_rules({spec.name: spec for spec in specs})
         return self

@@ -13,7 +13,8 @@ Output columns (internal names, so user column names never collide with ours):
 - as ``RowNeeds`` asks: ``_probs`` (array<double>) and ``_label`` (int) for per-class items;
   ``_true_class`` and ``_predicted_class`` (int class indices); ``_cell`` (the fine cell of
   the binary score, ``spark_calib.rows.cells``) and ``_logit`` (its clipped logit);
-  ``_threshold_bin`` (how many configured thresholds the score reaches); ``_cost``
+  ``_threshold_bin`` (how many configured thresholds the score reaches); ``_fit`` (1 for a
+  recalibration fit row, 0 for an evaluated row, ``spark_calib.rows.fit_rows``); ``_cost``
   (Σ_k p_k C[y, k]); ``_score``.
 """
 
@@ -29,6 +30,7 @@ from spark_calib.rows.binning import bin_index
 from spark_calib.rows.cells import cell_index, logit
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.coverage import coverage_bucket, interval_levels
+from spark_calib.rows.fit_rows import fit_condition
 from spark_calib.rows.needs import RowNeeds
 from spark_calib.rows.task_terms import TaskTerms, task_terms
 from spark_calib.rows.validation import Check, first_failure, weight_checks
@@ -53,6 +55,7 @@ PREDICTED_CLASS = "_predicted_class"
 CELL = "_cell"
 LOGIT = "_logit"
 THRESHOLD_BIN = "_threshold_bin"
+FIT = "_fit"
 COST = "_cost"
 SCORE = "_score"
 TARGET = "_target"
@@ -99,7 +102,7 @@ TERM_COLUMNS = (
     W_NLL_SQ,
 )
 # Integer grouping keys besides the slices (null when absent for a row or a task).
-INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, CELL, THRESHOLD_BIN, BUCKET)
+INDEX_KEYS = (TRUE_CLASS, PREDICTED_CLASS, BIN, CELL, THRESHOLD_BIN, BUCKET, FIT)
 
 
 def slice_key(index: int) -> str:
@@ -197,6 +200,9 @@ def _row_terms(
     if needs.cells:
         assert terms.score is not None
         found[LOGIT] = logit(terms.score)
+    fit = fit_condition(config)
+    if fit is not None:
+        found[FIT] = fit.cast("int")
     if needs.cost:
         assert terms.probs is not None and terms.label is not None
         assert config.cost_matrix is not None and num_classes is not None

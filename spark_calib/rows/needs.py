@@ -42,17 +42,20 @@ class RowNeeds:
     exact_probs: bool = False
 
 
-def row_needs(specs: Iterable[MetricSpec], *, cells: bool = False) -> RowNeeds:
+def row_needs(
+    specs: Iterable[MetricSpec], *, cells: bool = False, cells_by_label: bool = False
+) -> RowNeeds:
     """The optional per-row terms and keys the specs' families and ``row_terms`` read;
-    ``cells`` asks for the fine cells whatever the metrics (equal-mass bins)."""
+    ``cells`` asks for the fine cells whatever the metrics (equal-mass bins), and
+    ``cells_by_label`` for the cells split by label too (recalibration)."""
     specs = list(specs)
     needed = families(specs)
     terms = frozenset(term for spec in specs for term in spec.row_terms)
     return RowNeeds(
         per_class=PER_CLASS in needed,
-        true_class=bool(needed & {CONFUSION, CELLS, THRESHOLDS, EXACT_RANKING}),
+        true_class=cells_by_label or bool(needed & {CONFUSION, CELLS, THRESHOLDS, EXACT_RANKING}),
         predicted_class=CONFUSION in needed,
-        cells=cells or bool(needed & {CELLS, CELL_CALIBRATION, SMOOTH}),
+        cells=cells or cells_by_label or bool(needed & {CELLS, CELL_CALIBRATION, SMOOTH}),
         threshold_bin=THRESHOLDS in needed,
         cost="cost" in terms,
         exact_score="exact_score" in terms,

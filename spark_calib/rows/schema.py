@@ -23,6 +23,7 @@ from pyspark.sql.types import (
 )
 
 from spark_calib.config import Config
+from spark_calib.config.recalibration import fit_column
 from spark_calib.errors import SchemaError
 
 INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
@@ -37,7 +38,7 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
     multiclass label numeric (integral values), or string with ``class_names``; probs and logits
     array<numeric>; correct boolean or numeric 0/1; top-label prediction and label of one kind;
     regression prediction, target, std and variance numeric;
-    model_version and slice columns atomic (not array, map or struct).
+    model_version, slice and ``recalibration.fit`` columns atomic (not array, map or struct).
     """
     _require_distinct_names(df)
     types = {field.name: field.dataType for field in df.schema.fields}
@@ -54,6 +55,11 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
             _require_key_type(name, _lookup(types, name, "slices"), "slices")
     for role, data_type in found.items():
         _check_role(config, role, config.columns.roles()[role], data_type)
+    fit_name = _fit_column(config)
+    if fit_name is not None:
+        _require_atomic(
+            fit_name, _lookup(types, fit_name, "recalibration.fit"), "recalibration.fit"
+        )
     if config.task == "top_label" and "prediction" in found:
         kinds = {_kind(found["prediction"]), _kind(found["label"])}
         if len(kinds) != 1:
@@ -62,6 +68,13 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
                 f"({found['label'].simpleString()}) must be of one kind to be compared"
             )
     return found
+
+
+def _fit_column(config: Config) -> str | None:
+    if config.recalibration is None:
+        return None
+    window = config.input.window if config.input is not None else None
+    return fit_column(config.recalibration, window.column if window is not None else None)
 
 
 def _lookup(types: dict[str, DataType], name: str, key: str) -> DataType:

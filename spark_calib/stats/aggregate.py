@@ -68,6 +68,7 @@ INDEX_KEYS = {
     row.CELL: stats.CELL,
     row.THRESHOLD_BIN: stats.THRESHOLD_BIN,
     row.BUCKET: stats.BUCKET,
+    row.FIT: stats.RECALIBRATION_FIT,
 }
 
 
@@ -212,6 +213,7 @@ def _public(
         stats.CELL: present.get(stats.CELL, F.lit(None)).cast("int"),
         stats.THRESHOLD_BIN: present.get(stats.THRESHOLD_BIN, F.lit(None)).cast("int"),
         stats.BUCKET: present.get(stats.BUCKET, F.lit(None)).cast("int"),
+        stats.RECALIBRATION_FIT: present.get(stats.RECALIBRATION_FIT, F.lit(None)).cast("boolean"),
         stats.REASON: F.col(row.REASON),
         stats.N: F.col(stats.N).cast("long"),
     }

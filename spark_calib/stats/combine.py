@@ -23,12 +23,19 @@ def combine_stats(*frames: DataFrame) -> DataFrame:
 
 
 def sum_to_bins(*frames: DataFrame) -> DataFrame:
-    """Statistics tables summed over everything but the key, the bin, the fine cell and the
-    reason: the decision and ranking keys (``true_class``, ``predicted_class``,
-    ``threshold_bin``) become null. What the calibration, per-class and regression metrics
-    read (equal-mass bins are built from the cells), in fewer rows."""
+    """Statistics tables summed over everything but the key, the bin, the fine cell, the
+    recalibration split and the reason: the decision and ranking keys (``true_class``,
+    ``predicted_class``, ``threshold_bin``) become null. What the calibration, per-class and
+    regression metrics read (equal-mass bins are built from the cells), in fewer rows."""
     union = _union(frames, "sum_to_bins")
-    kept = (*stats.KEY_COLUMNS, stats.BIN, stats.CELL, stats.BUCKET, stats.REASON)
+    kept = (
+        *stats.KEY_COLUMNS,
+        stats.BIN,
+        stats.CELL,
+        stats.BUCKET,
+        stats.RECALIBRATION_FIT,
+        stats.REASON,
+    )
     dropped = [F.lit(None).cast(_KEY_TYPES[name]).alias(name) for name in _DROPPED_KEYS]
     summed = union.groupBy(*kept).agg(
         *[F.sum(column).alias(column) for column in (stats.N, *stats.SUM_COLUMNS)]

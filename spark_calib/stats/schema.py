@@ -1,9 +1,9 @@
 """Column names of the public statistics table.
 
 One row per (model_version, slice_name, slice_value, class, true_class, predicted_class, bin,
-cell, threshold_bin, bucket) for valid rows, and one row per (model_version, slice_name,
-slice_value, reason) for invalid rows (the other keys and the sums null). Which keys are set
-depends on the task and the requested metrics:
+cell, threshold_bin, bucket, recalibration_fit) for valid rows, and one row per
+(model_version, slice_name, slice_value, reason) for invalid rows (the other keys and the sums
+null). Which keys are set depends on the task and the requested metrics:
 
 - ``class`` null: the top-label (or regression) statistics of each row; ``class`` = k: the
   one-vs-rest statistics of class k (``classwise_ece``), binned on p_k.
@@ -42,6 +42,7 @@ PREDICTED_CLASS = "predicted_class"
 BIN = "bin"
 CELL = "cell"
 THRESHOLD_BIN = "threshold_bin"
+RECALIBRATION_FIT = "recalibration_fit"
 REASON = "reason"
 N = "n"
 SUM_WEIGHT = "sum_weight"
@@ -82,6 +83,7 @@ GROUP_COLUMNS = (
     CELL,
     THRESHOLD_BIN,
     BUCKET,
+    RECALIBRATION_FIT,
     REASON,
 )
 SUM_COLUMNS = (

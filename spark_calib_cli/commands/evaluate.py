@@ -25,6 +25,11 @@ from spark_calib_cli.commands.monitoring import MonitorOutcome, run_monitoring, 
 from spark_calib_cli.commands.report import run_report
 from spark_calib_cli.commands.run_date import parse_run_date
 from spark_calib_cli.console.monitoring_text import alerts_text
+from spark_calib_cli.console.recalibration_text import (
+    RecalibrationLine,
+    collect_recalibration_lines,
+    format_recalibration,
+)
 from spark_calib_cli.console.regression_summary import (
     collect_regression_summary,
     format_regression_summary,
@@ -44,6 +49,7 @@ from spark_calib_cli.io.tables import (
     INVALID_ROWS_TABLE,
     METRICS_TABLE,
     OPTIONAL_TABLES,
+    RECALIBRATION_TABLE,
     RELIABILITY_TABLE,
     STATS_TABLE,
     WINDOWED_TABLES,
@@ -68,6 +74,7 @@ class EvaluateOutcome:
     monitoring: MonitorOutcome
     window: TimeWindow
     task: str = "binary"
+    recalibration: tuple[RecalibrationLine, ...] = ()
 
 
 def run_evaluate(
@@ -121,6 +128,11 @@ def run_evaluate(
         monitoring=monitoring,
         window=window,
         task=config.task,
+        recalibration=(
+            collect_recalibration_lines(written[RECALIBRATION_TABLE])
+            if RECALIBRATION_TABLE in written
+            else ()
+        ),
     )
 
 
@@ -161,7 +173,7 @@ def _write_run_tables(
     assert config.output is not None
     output, run_date = config.output, window.end
     outputs = run_tables(result, config, run_id, digest, window)
-    _clear_unproduced(spark, output, {table for table, _ in outputs}, run_date, report)
+    _clear_unproduced(spark, output, {table for table, _ in outputs}, window, report)
     tables: dict[str, str] = {}
     written: dict[str, DataFrame] = {}
     for table, rows in outputs:
@@ -191,13 +203,17 @@ def _clear_unproduced(
     spark: SparkSession,
     output: OutputConfig,
     produced: set[str],
-    run_date: dt.date,
+    window: TimeWindow,
     report: Callable[[str], None],
 ) -> None:
-    """Empty the run date's partition of every optional table not in ``produced`` that
-    exists at the output."""
+    """Empty the run date's partition (the window's, for a windowed table) of every optional
+    table not in ``produced`` that exists at the output."""
+    run_date = window.end
     for table in OPTIONAL_TABLES:
-        if table not in produced and clear_partition(spark, output, table, run_date):
+        granularity = window.granularity if table in WINDOWED_TABLES else None
+        if table not in produced and clear_partition(
+            spark, output, table, run_date, granularity=granularity
+        ):
             report(f"emptied {table_location(output, table)} (run_date={run_date})")
 
 
@@ -319,6 +335,7 @@ def _outcome_text(outcome: EvaluateOutcome) -> str:
             else format_summary(outcome.summary)
         ),
         "",
+        *([format_recalibration(outcome.recalibration), ""] if outcome.recalibration else []),
         f"tables (partition run_date={outcome.run_date}):",
         *[f"  {location}" for location in outcome.tables.values()],
     ]

@@ -20,7 +20,12 @@ from pathlib import Path
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_calib import metrics_from_stats, reliability_from_stats, row_counts
+from spark_calib import (
+    metrics_from_stats,
+    recalibration_from_stats,
+    reliability_from_stats,
+    row_counts,
+)
 from spark_calib.config import Config, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
@@ -44,6 +49,7 @@ from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.partitions import read_partition, table_location
 from spark_calib_cli.io.tables import (
     METRICS_TABLE,
+    RECALIBRATION_TABLE,
     RELIABILITY_TABLE,
     STATS_TABLE,
     WINDOWS_TABLE,
@@ -188,12 +194,18 @@ def _write_rollup_tables(
     digest: str,
     report: Callable[[str], None],
 ) -> dict[str, str]:
-    """Write the window's reliability and metrics partitions, recomputed from the summed
-    statistics, and its windows row; return table → location."""
+    """Write the window's reliability, recalibration (with a ``recalibration`` section: the
+    maps fitted on the window's summed cells) and metrics partitions, recomputed from the
+    summed statistics, and its windows row; return table → location."""
     assert config.output is not None
     tables: dict[str, str] = {}
     frames = [
         (RELIABILITY_TABLE, reliability_from_stats(summed, config)),
+        *(
+            [(RECALIBRATION_TABLE, recalibration_from_stats(summed, config))]
+            if config.recalibration is not None
+            else []
+        ),
         (METRICS_TABLE, metrics_from_stats(summed, config)),
     ]
     for table, frame in frames:

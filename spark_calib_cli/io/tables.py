@@ -1,16 +1,19 @@
 """The output tables of a run: their names and the frames written to them.
 
 Every table gets the run's ``run_id`` and ``config_hash`` columns (and, when written, the
-``run_date`` partition column). The invalid-rows table keeps the original row as a JSON string,
-so its schema is the same for every input and one table can hold several runs.
+``run_date`` partition column). The invalid-rows table keeps the original row as a JSON
+string, so its schema is the same for every input and one table can hold several runs. The
+recalibration table is windowed like the metrics: ``rollup`` writes a week's maps, fitted on
+the week's summed cells.
 
 Four tables are written by every run. The metrics and reliability tables carry the window
 they describe (``window_start``, ``window_end``; the ``granularity`` is a partition column next
 to ``run_date``, see ``WINDOWED_TABLES``), and so do the monitoring tables (drift, alerts and
 windows, written by ``monitor_job``). The optional ones (``OPTIONAL_TABLES``) come from
 outputs of ``evaluate`` that exist only when their metric is requested (``confusion_matrix``,
-``threshold_metrics``, ``roc_curve``) or the task produces them (regression with a std or
-variance column); a run without them writes nothing to those tables.
+``threshold_metrics``, ``roc_curve``), the task produces them (regression with a std or
+variance column) or the config asks for them (``recalibration``); a run without them writes
+nothing to those tables.
 """
 
 from __future__ import annotations
@@ -30,14 +33,28 @@ CONFUSION_TABLE = "calibration_confusion"
 THRESHOLDS_TABLE = "calibration_thresholds"
 ROC_TABLE = "calibration_roc"
 REGRESSION_TABLE = "calibration_regression"
+RECALIBRATION_TABLE = "calibration_recalibration"
 DRIFT_TABLE = "calibration_drift"
 ALERTS_TABLE = "calibration_alerts"
 WINDOWS_TABLE = "calibration_windows"
 
-OPTIONAL_TABLES = (CONFUSION_TABLE, THRESHOLDS_TABLE, ROC_TABLE, REGRESSION_TABLE)
+OPTIONAL_TABLES = (
+    CONFUSION_TABLE,
+    THRESHOLDS_TABLE,
+    ROC_TABLE,
+    REGRESSION_TABLE,
+    RECALIBRATION_TABLE,
+)
 # Partitioned by run_date and granularity: one partition per window.
 WINDOWED_TABLES = frozenset(
-    {METRICS_TABLE, RELIABILITY_TABLE, DRIFT_TABLE, ALERTS_TABLE, WINDOWS_TABLE}
+    {
+        METRICS_TABLE,
+        RELIABILITY_TABLE,
+        RECALIBRATION_TABLE,
+        DRIFT_TABLE,
+        ALERTS_TABLE,
+        WINDOWS_TABLE,
+    }
 )
 
 RUN_ID = "run_id"
@@ -61,7 +78,10 @@ def run_tables(
         (INVALID_ROWS_TABLE, invalid_rows_frame(result.invalid, config)),
         (STATS_TABLE, result.stats),
         (RELIABILITY_TABLE, with_window(result.reliability, window)),
-        *optional_frames(result),
+        *[
+            (table, with_window(frame, window) if table in WINDOWED_TABLES else frame)
+            for table, frame in optional_frames(result)
+        ],
         (METRICS_TABLE, with_window(result.metrics, window)),
     ]
     return [(name, with_run_columns(frame, run_id, config_digest)) for name, frame in frames]
@@ -83,6 +103,7 @@ def optional_frames(result: EvaluationResult) -> list[tuple[str, DataFrame]]:
         (THRESHOLDS_TABLE, result.thresholds),
         (ROC_TABLE, result.roc),
         (REGRESSION_TABLE, result.regression_calibration),
+        (RECALIBRATION_TABLE, result.recalibration),
     ]
     return [(table, frame) for table, frame in frames if frame is not None]
 

@@ -234,6 +234,7 @@ def test_strategies_agree(
         "bin",
         "cell",
         "threshold_bin",
+        "recalibration_fit",
         "reason",
     ]
     rows = [

@@ -66,6 +66,7 @@ STATS_SCHEMA = {
     "bin": "int",
     "cell": "int",
     "threshold_bin": "int",
+    "recalibration_fit": "boolean",
     "reason": "string",
     "n": "bigint",
     "sum_weight": "double",

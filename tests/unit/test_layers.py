@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "spark_calib.slicing": 4,
     "spark_calib.stats": 5,
     "spark_calib.metrics": 6,
+    "spark_calib.recalibration": 6,
     "spark_calib.windows": 7,
     "spark_calib.monitoring": 7,
     "spark_calib.result": 8,

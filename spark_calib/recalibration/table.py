@@ -1,0 +1,208 @@
+"""Statistics → the ``recalibration`` table: per model version × slice × method, the fitted map
+and the evaluated rows' metrics before and after it.
+
+One small collect of cell sums (``points``), fits in NumPy (``fit``), scores from the
+evaluated cells (``scores``); no pass over the input. Every key of the configured slices gets a
+row, plus ``overall`` per model version (the fallback, summed from the first slice set when
+``[]`` is not configured).
+
+Fallback: a key with fewer than ``min_fit_rows`` fit rows, or whose fit is undefined (Platt on
+one label), takes its model version's overall map and has ``fallback`` true. The overall map is
+fitted on whatever fit rows it has; with none, the parameters and after metrics are null.
+
+Output columns (``RECALIBRATION_SCHEMA``): model_version, slice_name, slice_value, method,
+parameters (map: ``temperature``, or ``a`` and ``b``; empty for isotonic), knots (isotonic: the
+blocks' first fine cell, its lower score edge and the block's value, in score order), n_fit,
+n_eval, fallback, ece/nll/brier/accuracy ``_before`` and ``_after`` on the evaluated rows, and
+``after_bounds`` (map score → bound on |after − its row-by-row value|, ``scores``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pyspark.sql import DataFrame
+
+from spark_calib.config import Config, ConfigSource, load_config
+from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
+from spark_calib.errors import ConfigError
+from spark_calib.recalibration.fit import (
+    FitPoints,
+    IsotonicMap,
+    fit_isotonic,
+    fit_platt,
+    fit_temperature,
+)
+from spark_calib.recalibration.points import CellRows, Key, collect_cell_rows
+from spark_calib.recalibration.scores import (
+    SCORES,
+    Scores,
+    before_scores,
+    isotonic_after,
+    logistic_after,
+)
+from spark_calib.rows.cells import EQUAL_WIDTH_CELLS, LOG_ODDS_CELLS, LOG_ODDS_STEP
+from spark_calib.slicing.values import slice_name
+
+RECALIBRATION_SCHEMA = (
+    "model_version string, slice_name string, slice_value string, method string, "
+    "parameters map<string, double>, knots array<struct<cell: int, lower: double, "
+    "value: double>>, n_fit bigint, n_eval bigint, fallback boolean, "
+    "ece_before double, ece_after double, nll_before double, nll_after double, "
+    "brier_before double, brier_after double, accuracy_before double, accuracy_after double, "
+    "after_bounds map<string, double>"
+)
+RECALIBRATION_COLUMNS = (
+    "model_version",
+    "slice_name",
+    "slice_value",
+    "method",
+    "parameters",
+    "knots",
+    "n_fit",
+    "n_eval",
+    "fallback",
+    *[f"{score}_{when}" for score in SCORES for when in ("before", "after")],
+    "after_bounds",
+)
+
+# A fitted map: temperature T, Platt (a, b) or the isotonic step map.
+FittedMap = float | tuple[float, float] | IsotonicMap
+
+
+@dataclass(frozen=True)
+class _Fit:
+    fitted: FittedMap | None
+    fallback: bool
+
+
+def recalibration_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
+    """The recalibration table of ``config`` from any statistics table aggregated with it (a
+    run's, or several days' summed by ``combine_stats``: a week's maps are fitted on the
+    week's cells). Raises ``ConfigError`` when the config has no ``recalibration`` section."""
+    cfg = load_config(config)
+    if cfg.recalibration is None:
+        raise ConfigError("recalibration_from_stats needs a config with a recalibration section")
+    return recalibration_table(stats_df, cfg)
+
+
+def recalibration_table(stats_df: DataFrame, config: Config) -> DataFrame:
+    """The recalibration table of ``config.recalibration`` from a statistics table whose cells
+    were aggregated with it (``recalibration_fit`` set when ``fit`` is)."""
+    recalibration = config.recalibration
+    assert recalibration is not None
+    cells = collect_cell_rows(stats_df, slice_name(config.slices[0]))
+    rows: list[tuple[Any, ...]] = []
+    for method in recalibration.methods:
+        overall: dict[str | None, FittedMap | None] = {}
+        for key, key_rows in cells.items():
+            if key[1] == OVERALL_SLICE_NAME:
+                overall[key[0]] = _fit(method, key_rows.fit_rows())
+        for key in sorted(cells, key=_sort_key):
+            key_rows = cells[key]
+            chosen = _choose(method, key, key_rows, overall.get(key[0]), recalibration.min_fit_rows)
+            rows.append(_row(key, method, key_rows, chosen, config))
+    return stats_df.sparkSession.createDataFrame(rows, RECALIBRATION_SCHEMA)
+
+
+def _sort_key(key: Key) -> tuple[str, bool, str, str]:
+    return (key[0] or "", key[1] != OVERALL_SLICE_NAME, key[1], key[2])
+
+
+def _choose(
+    method: str, key: Key, rows: CellRows, overall: FittedMap | None, min_fit_rows: int
+) -> _Fit:
+    if key[1] == OVERALL_SLICE_NAME and key[2] == OVERALL_SLICE_VALUE:
+        return _Fit(overall, fallback=False)
+    fit_rows = rows.fit_rows()
+    if fit_rows.sums["n"].sum() < min_fit_rows:
+        return _Fit(overall, fallback=True)
+    own = _fit(method, fit_rows)
+    return _Fit(own, fallback=False) if own is not None else _Fit(overall, fallback=True)
+
+
+def fit_points(rows: CellRows) -> FitPoints:
+    """The fit rows merged per cell and label: (cell, z̄, W, O) in cell order."""
+    pairs, inverse = np.unique(
+        np.stack([rows.cell, rows.label], axis=1), axis=0, return_inverse=True
+    )
+    inverse = inverse.reshape(-1)
+    weight = np.bincount(inverse, rows.sums["w"], minlength=len(pairs))
+    positive = np.bincount(inverse, rows.sums["o"], minlength=len(pairs))
+    logit_sum = np.bincount(inverse, rows.sums["z"], minlength=len(pairs))
+    keep = weight > 0.0
+    return FitPoints(
+        cell=pairs[keep, 0],
+        z=logit_sum[keep] / weight[keep],
+        weight=weight[keep],
+        positive=positive[keep],
+    )
+
+
+def _fit(method: str, rows: CellRows) -> FittedMap | None:
+    points = fit_points(rows)
+    if method == "temperature":
+        return fit_temperature(points)
+    if method == "platt":
+        return fit_platt(points)
+    return fit_isotonic(points)
+
+
+def _row(key: Key, method: str, rows: CellRows, chosen: _Fit, config: Config) -> tuple[Any, ...]:
+    evaluated = rows.eval_rows()
+    before = before_scores(evaluated, config)
+    after, bounds = _after(evaluated, config, chosen.fitted)
+    parameters, knots = _describe(chosen.fitted)
+    scores = [value for name in SCORES for value in (before.values[name], after.values[name])]
+    return (
+        *key,
+        method,
+        parameters,
+        knots,
+        int(rows.fit_rows().sums["n"].sum()),
+        int(evaluated.sums["n"].sum()),
+        chosen.fallback,
+        *scores,
+        bounds,
+    )
+
+
+def _after(
+    rows: CellRows, config: Config, fitted: FittedMap | None
+) -> tuple[Scores, dict[str, float] | None]:
+    if fitted is None:
+        return Scores(dict.fromkeys(SCORES)), None
+    if isinstance(fitted, IsotonicMap):
+        return isotonic_after(rows, config, fitted), dict.fromkeys(SCORES, 0.0)
+    a, b = (0.0, 1.0 / fitted) if isinstance(fitted, float) else fitted
+    return logistic_after(rows, config, a, b)
+
+
+def _describe(
+    fitted: FittedMap | None,
+) -> tuple[dict[str, float] | None, list[tuple[int, float, float]] | None]:
+    if fitted is None:
+        return None, None
+    if isinstance(fitted, IsotonicMap):
+        lower = cell_lower(fitted.cells)
+        knots = [
+            (int(cell), float(edge), float(value))
+            for cell, edge, value in zip(fitted.cells, lower, fitted.values, strict=True)
+        ]
+        return {}, knots
+    if isinstance(fitted, float):
+        return {"temperature": fitted}, None
+    return {"a": fitted[0], "b": fitted[1]}, None
+
+
+def cell_lower(cell: np.ndarray) -> np.ndarray:
+    """``spark_calib.rows.cells.cell_lower`` in NumPy: max(k/1000, σ((j − 257)/16)), 0 for j = 0."""
+    k = cell // LOG_ODDS_CELLS
+    j = cell % LOG_ODDS_CELLS
+    log_odds = np.where(
+        j == 0, 0.0, 1.0 / (1.0 + np.exp(-(j - LOG_ODDS_CELLS // 2) / LOG_ODDS_STEP))
+    )
+    lower: np.ndarray = np.maximum(k / EQUAL_WIDTH_CELLS, log_odds)
+    return lower
