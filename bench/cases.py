@@ -49,6 +49,8 @@ class Context:
     repeats: int
     warmup: bool = True
     generated: list[str] = field(default_factory=list)
+    # A spark_calib run still going after this many seconds is cancelled (a lower bound).
+    timeout_s: float | None = None
 
     def log(self, task: str, rows: int) -> Path:
         """The cached log, generated first when it is missing (not timed)."""
@@ -103,13 +105,19 @@ def run_case(
     first = next(iter(configs.values()))
     columns = needed_columns(first)
     runners = {
-        variant: SparkCalibRunner(ctx.spark, path, cfg, ctx.work_dir)
+        variant: SparkCalibRunner(ctx.spark, path, cfg, ctx.work_dir, ctx.timeout_s)
         for variant, cfg in configs.items()
     }
     first_runner = runners[next(iter(configs))]
     variants = [Variant(SCAN_FLOOR, _none(first_runner.scan_floor))]
     variants += [
-        Variant(v, _none(r.run), prepare=r.prepare, single_run_budget_s=SINGLE_RUN_BUDGET_S)
+        Variant(
+            v,
+            _none(r.run),
+            prepare=r.prepare,
+            repeat_budget_s=DEFAULT_REPEAT_BUDGET_S,
+            single_run_budget_s=SINGLE_RUN_BUDGET_S,
+        )
         for v, r in runners.items()
     ]
     mllib = pandas = None
@@ -127,7 +135,12 @@ def run_case(
     case["log_kind"] = log
     if stats_rows:
         ctx.progress(f"case {name}: statistics rows per key (not timed)")
-        case["stats_rows_per_key"] = first_runner.stats_rows_per_key()
+        try:
+            case["stats_rows_per_key"] = _stats_rows(runners)
+        except Exception as error:  # the timings above are kept; the page shows the error
+            ctx.progress(f"case {name}: statistics rows per key failed: {error}")
+            case["stats_rows_per_key"] = None
+            case["notes"].append(f"Statistics rows per key: the count failed ({error}).")
     if mllib is not None:
         case["variants"][MLLIB].update(mllib.details())
     if pandas is not None and pandas.last is not None:
@@ -135,6 +148,21 @@ def run_case(
     for runner in runners.values():
         runner.cleanup()
     return case
+
+
+def _stats_rows(runners: dict[str, SparkCalibRunner]) -> dict[str, Any] | None:
+    """Statistics rows per key of the first variant whose latest run finished (a cancelled run
+    leaves no outputs), with that variant's name; when every run was cancelled, of an untimed
+    run of the first variant that writes only the stats table."""
+    for variant, runner in runners.items():
+        counted = runner.stats_rows_per_key()
+        if counted is not None:
+            return {"variant": variant, **counted}
+    variant, runner = next(iter(runners.items()))
+    counted = runner.stats_rows_without_timing()
+    if counted is None:
+        return None
+    return {"variant": variant, "from_untimed_run": True, **counted}
 
 
 def _case_record(
@@ -158,6 +186,7 @@ def _case_record(
         "scan_columns": columns,
         "variants": {},
         "ratios": _ratios(timings, relative),
+        "lower_bound_ratios": _lower_bound_ratios(timings, relative),
         "checks": {},
         "notes": [],
     }
@@ -189,12 +218,33 @@ class _PandasRunner:
         self.last = evaluate_pandas(self.path, self.slices)
 
 
+def _pairs(
+    timings: dict[str, VariantTiming], relative: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    pairs = [(variant, SCAN_FLOOR) for variant in timings if variant != SCAN_FLOOR]
+    pairs += [(baseline, SPARK_CALIB) for baseline in (MLLIB, PANDAS) if baseline in timings]
+    return pairs + list(relative)
+
+
 def _ratios(timings: dict[str, VariantTiming], relative: Sequence[tuple[str, str]]) -> dict:
+    """a/b of the medians; None when b was cancelled (a lower bound below a ratio is no
+    bound at all)."""
     medians = {variant: timing.median_s for variant, timing in timings.items()}
-    pairs = [(variant, SCAN_FLOOR) for variant in medians if variant != SCAN_FLOOR]
-    pairs += [(baseline, SPARK_CALIB) for baseline in (MLLIB, PANDAS) if baseline in medians]
-    pairs += list(relative)
-    return {f"{a}/{b}": ratio(medians[a], medians[b]) for a, b in pairs}
+    return {
+        f"{a}/{b}": None if timings[b].lower_bound else ratio(medians[a], medians[b])
+        for a, b in _pairs(timings, relative)
+    }
+
+
+def _lower_bound_ratios(
+    timings: dict[str, VariantTiming], relative: Sequence[tuple[str, str]]
+) -> list[str]:
+    """The ratios whose numerator was cancelled and denominator measured: lower bounds."""
+    return [
+        f"{a}/{b}"
+        for a, b in _pairs(timings, relative)
+        if timings[a].lower_bound and not timings[b].lower_bound
+    ]
 
 
 def _pandas_check(result: PandasResult, runner: SparkCalibRunner, notes: list[str]) -> dict:

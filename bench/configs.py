@@ -76,6 +76,10 @@ METRICS_ALL_BINARY = (
     *MOMENT_METRICS_BINARY,
     *CELL_METRICS,
 )
+# The two metrics of the Newton fit on the cells (Cox 1958): metrics_all and ctr also time
+# metrics_all without them, to show what the rest of metrics_all costs.
+COX_METRICS = ("calibration_slope", "calibration_intercept")
+METRICS_ALL_BINARY_WITHOUT_COX = tuple(m for m in METRICS_ALL_BINARY if m not in COX_METRICS)
 # The same for multiclass: the cell metrics and the binary-view moment metrics are binary only.
 METRICS_ALL_MULTICLASS = (*METRICS_ONE_SCAN_COMMON, *MOMENT_METRICS_COMMON)
 CLASSWISE_METRICS = (*DEFAULT_METRICS, "classwise_ece")

@@ -65,6 +65,16 @@ def describe(spark: SparkSession) -> dict[str, Any]:
     }
 
 
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (runnable processes; nproc is the machine's
+    capacity), or "unknown"."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.1f}, {five:.1f}, {fifteen:.1f}"
+
+
 def _children_psutil(pid: int) -> list[tuple[int, str]] | None:
     try:
         import psutil

@@ -37,6 +37,11 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
+def _bounded(value: float | None, lower_bound: bool) -> str:
+    """A table cell; '> value' for a lower bound (a cancelled run)."""
+    return f"> {_cell(value)}" if lower_bound and value is not None else _cell(value)
+
+
 def _times(values: Sequence[float]) -> str:
     return ", ".join(f"{value:.2f}" for value in values)
 
@@ -58,10 +63,16 @@ def _stats_rows(counted: dict[str, Any]) -> list[str]:
         if kind.startswith("with_") and largest[kind]
     )
     slice_value = largest["slice_value"] or "—"
+    variant = counted.get("variant", "spark_calib")
+    source = (
+        "an untimed run that wrote only the stats table (every timed run was cancelled) of "
+        if counted.get("from_untimed_run")
+        else "the last run's stats table of "
+    )
     return [
         f"Statistics rows per model version × slice value × class (`class` null, counted after "
-        f"the timing from the last run's stats table): max {counted['max']:,}, median "
-        f"{counted['median']:,.0f} over {counted['keys']:,} keys; "
+        f"the timing from {source}`{variant}`): max {counted['max']:,}, "
+        f"median {counted['median']:,.0f} over {counted['keys']:,} keys; "
         f"{counted['keys_with_more_stats_rows_than_input_rows']:,} keys have more statistics "
         f"rows than input rows. Target: ≤ {counted['target_max']:,}, and never more than its "
         f"rows. Largest key: {largest['model_version']} · {largest['slice_name']} = "
@@ -86,6 +97,7 @@ def _case(name: str, case: dict[str, Any]) -> list[str]:
         lines.append(f"- `{variant}`: {_config_summary(cfg)}")
     lines.append("")
     ratios = case["ratios"]
+    bounds = set(case.get("lower_bound_ratios", []))
     rows = []
     for variant, entry in case["variants"].items():
         notes = list(entry.get("notes", []))
@@ -97,19 +109,21 @@ def _case(name: str, case: dict[str, Any]) -> list[str]:
                 f"(wall {entry['measured_wall_median_s']:.2f} s) to "
                 f"{entry['passes_full_slice_list']} passes"
             )
+        key = f"{variant}/{SCAN_FLOOR}"
         rows.append(
             [
                 f"`{variant}`",
-                entry["median_s"],
+                _bounded(entry["median_s"], entry.get("lower_bound", False)),
                 _times(entry["timings_s"]),
-                ratios.get(f"{variant}/{SCAN_FLOOR}") if variant != SCAN_FLOOR else 1.0,
+                _bounded(ratios.get(key), key in bounds) if variant != SCAN_FLOOR else 1.0,
                 "; ".join(notes),
             ]
         )
     lines += _table(["variant", "median s", "runs s", "× scan floor", "notes"], rows)
     others = {k: v for k, v in ratios.items() if not k.endswith(f"/{SCAN_FLOOR}")}
     if others:
-        lines += ["Ratios: " + ", ".join(f"{k} = {_cell(v)}" for k, v in others.items()), ""]
+        described = [f"{k} {'>' if k in bounds else '='} {_cell(v)}" for k, v in others.items()]
+        lines += ["Ratios: " + ", ".join(described), ""]
     if case.get("stats_rows_per_key"):
         lines += _stats_rows(case["stats_rows_per_key"])
     checks = case.get("checks", {})

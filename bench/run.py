@@ -31,7 +31,7 @@ from bench.cases import (
 )
 from bench.generate import CTR_LOG, DEFAULT_SEED
 from bench.low_memory import check as check_low_memory
-from bench.machine import describe, memory
+from bench.machine import describe, load_average, memory
 from bench.report import write_docs, write_json
 from bench.session import DEFAULT_DRIVER_MEMORY, build_session, spark_settings
 from bench.targets import evaluate_targets
@@ -61,6 +61,9 @@ CASES = (TYPICAL, WIDE, "metrics_3", METRICS_ALL, "slices_1", CTR)
 # The cases whose statistics rows per key are counted after the timing.
 STATS_ROWS_CASES = (METRICS_ALL, CTR)
 EQUAL_MASS = f"{SPARK_CALIB}_equal_mass"
+WITHOUT_COX = f"{SPARK_CALIB}_without_cox"
+# A spark_calib run still going after this many seconds is cancelled; its time is a lower bound.
+DEFAULT_TIMEOUT_S = 600.0
 
 
 def multiclass_rows(rows: int, task: str, minimum: int) -> int:
@@ -88,19 +91,26 @@ def _spark_cases(
     if WIDE in selected:
         cases[WIDE] = run_case(ctx, WIDE, task, rows, wide)
     simple = {
-        "metrics_3": cfg(task, C.TYPICAL_SLICES, C.METRICS_3),
-        METRICS_ALL: cfg(task, C.TYPICAL_SLICES, C.metrics_all(task)),
-        "slices_1": cfg(task, [C.OVERALL]),
+        "metrics_3": {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES, C.METRICS_3)},
+        METRICS_ALL: {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES, C.metrics_all(task))},
+        "slices_1": {SPARK_CALIB: cfg(task, [C.OVERALL])},
     }
-    for name, one in simple.items():
+    if task == C.BINARY:
+        simple[METRICS_ALL][WITHOUT_COX] = _without_cox(task)
+    for name, configs in simple.items():
         if name in selected:
             counted = name in STATS_ROWS_CASES
-            cases[name] = run_case(ctx, name, task, rows, {SPARK_CALIB: one}, stats_rows=counted)
+            relative = [(WITHOUT_COX, SPARK_CALIB)] if WITHOUT_COX in configs else []
+            cases[name] = run_case(
+                ctx, name, task, rows, configs, relative=relative, stats_rows=counted
+            )
     if WIDE in selected:
         cases["slices_6"] = {"same_as": WIDE, "configs": {SPARK_CALIB: wide[SPARK_CALIB]}}
     if CTR in selected and task == C.BINARY:
-        ctr = cfg(task, C.TYPICAL_SLICES, C.METRICS_ALL_BINARY)
-        case = run_case(ctx, CTR, task, rows, {SPARK_CALIB: ctr}, log=CTR_LOG, stats_rows=True)
+        ctr = {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES, C.METRICS_ALL_BINARY)}
+        ctr[WITHOUT_COX] = _without_cox(task)
+        relative = [(WITHOUT_COX, SPARK_CALIB)]
+        case = run_case(ctx, CTR, task, rows, ctr, relative=relative, log=CTR_LOG, stats_rows=True)
         case["notes"].append(
             "Click-through log: true log-odds ~ N(−4.3, 0.9) (base rate about 2 %); v2 logs "
             "1.4 × the true probability, v1 and v3 log it as is; the slice columns of the "
@@ -108,6 +118,11 @@ def _spark_cases(
         )
         cases[CTR] = case
     return cases
+
+
+def _without_cox(task: str) -> C.Config:
+    """metrics_all of a binary task without calibration_slope and calibration_intercept."""
+    return C.config(task, C.TYPICAL_SLICES, C.METRICS_ALL_BINARY_WITHOUT_COX)
 
 
 def _classwise_cases(ctx: Context, task: str, rows: int, minimum: int) -> dict[str, dict[str, Any]]:
@@ -138,6 +153,7 @@ def _notes(
     pandas_max_rows: int,
     generated: list[str],
     selected: Collection[str] = CASES,
+    timeout_s: float | None = None,
 ) -> list[str]:
     notes = [
         "scan_floor: read exactly the columns the config needs and sum each once in one "
@@ -149,6 +165,18 @@ def _notes(
         "Every run of every variant reads the same cached Parquet log (8 files); the page "
         "cache is warm after its first run.",
     ]
+    if task == C.BINARY and (METRICS_ALL in selected or CTR in selected):
+        notes.append(
+            f"{WITHOUT_COX} (metrics_all and ctr): the same config without "
+            + " and ".join(C.COX_METRICS)
+            + ", the two metrics of the Newton fit on the cells, to show what the rest of "
+            "metrics_all costs; the targets use the full spark_calib variant."
+        )
+    if timeout_s is not None:
+        notes.append(
+            f"A spark_calib run still going after {timeout_s:,.0f} s is cancelled (its job "
+            "group); its time and its ratios are then lower bounds, shown as '> x'."
+        )
     if task != C.BINARY:
         notes.append(f"MLlib and pandas baselines are binary only: not run for {task}.")
     typical = TYPICAL in selected
@@ -213,6 +241,8 @@ def run_benchmark(
     warmup: bool = True,
     command: str | None = None,
     progress: Progress | None = None,
+    timeout_s: float | None = None,
+    conditions: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run every case on ``spark``; write the JSON to ``out`` and the page to ``docs`` (when
     not None) and return the results dict.
@@ -220,7 +250,9 @@ def run_benchmark(
     ``low_memory`` (e.g. ``"1g"``): also evaluate the typical config on the largest size in a
     child process with that driver memory. ``skip``: any of ``SKIPPABLE``. ``cases``: the
     spark_calib cases to run (any of ``CASES``, all by default). ``warmup`` False
-    skips the warm-up runs: for smoke tests only, the timings are then cold.
+    skips the warm-up runs: for smoke tests only, the timings are then cold. ``timeout_s``:
+    cancel a spark_calib run after that many seconds (its time is then a lower bound).
+    ``conditions``: what the machine was doing besides (other jobs), first in the notes.
     """
     _check_arguments(rows, repeats, skip, cases)
     selected = [name for name in CASES if name in cases]
@@ -235,15 +267,23 @@ def run_benchmark(
             spark, rows, task, repeats, warmup, seed, scaling, skip, driver_memory
         ),
     }
+    results["settings"]["timeout_s"] = timeout_s
+    results["machine"]["load_average_at_start"] = load_average()
     with tempfile.TemporaryDirectory(prefix="bench-") as work:
-        ctx = Context(spark, cache, seed, Path(work), progress, repeats, warmup)
+        ctx = Context(
+            spark, cache, seed, Path(work), progress, repeats, warmup, timeout_s=timeout_s
+        )
         measured = _all_cases(ctx, task, rows, skip, multiclass_min_rows, pandas_max_rows, selected)
         results["cases"] = measured
         results["scaling"] = _scaling(ctx, task, rows, scaling, skip, measured)
         results["low_memory"] = _low_memory(ctx, task, rows, scaling, skip, low_memory)
     results["memory"] = memory(spark)
+    results["machine"]["load_average_at_end"] = load_average()
     results["settings"]["cases"] = selected
-    results["notes"] = _notes(task, rows, skip, pandas_max_rows, ctx.generated, selected)
+    results["notes"] = [
+        *conditions,
+        *_notes(task, rows, skip, pandas_max_rows, ctx.generated, selected, timeout_s),
+    ]
     _finish(results, progress)
     _write(results, out, docs, progress)
     return results
@@ -420,6 +460,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="driver memory of the child-process check on the largest size ('' to skip)",
     )
     parser.add_argument("--multiclass-min-rows", type=int, default=MULTICLASS_MIN_ROWS)
+    parser.add_argument(
+        "--condition",
+        action="append",
+        default=[],
+        help="the machine's load during the run, e.g. 'other agents were running tests' "
+        "(repeatable; first in the page's notes)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="cancel a spark_calib run after this many seconds (0: never); its time is then "
+        "a lower bound",
+    )
     return parser.parse_args(argv)
 
 
@@ -447,6 +501,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             driver_memory=args.driver_memory,
             command=shlex.join(["python", "-m", "bench.run", *arguments]),
             progress=progress,
+            timeout_s=args.timeout or None,
+            conditions=[f"Load: {text}" for text in args.condition],
         )
     finally:
         spark.stop()

@@ -22,7 +22,7 @@ LOG_CONFIG = "log4j2.properties"
 def build_session(driver_memory: str = DEFAULT_DRIVER_MEMORY) -> SparkSession:
     """A new local session; ``driver_memory`` only applies when no JVM is running yet."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    log_config = resources.files("spark_calib_cli").joinpath(LOG_CONFIG)
+    log_config = resources.files("spark_calib_cli.io").joinpath(LOG_CONFIG)
     java_options = f'-Duser.timezone={TIME_ZONE} -Dlog4j2.configurationFile="{log_config}"'
     session = (
         SparkSession.builder.master(MASTER)

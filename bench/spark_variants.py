@@ -13,6 +13,10 @@ from __future__ import annotations
 import shutil
 import statistics
 import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, BooleanType, NumericType
 
 from bench.configs import Config, needed_columns
+from bench.timing import TimedOut
 from spark_calib import EvaluationResult, evaluate
 from spark_calib.stats import schema as S
 
@@ -30,6 +35,9 @@ STATS_OUTPUT = "stats"
 # most this many, and never more than the key's input rows.
 STATS_ROWS_PER_KEY_TARGET = 1_600
 OPTIONAL_OUTPUTS = ("confusion", "thresholds", "roc", "regression_calibration")
+# After the timeout, the run's job group is cancelled again this often, so that the jobs the run
+# starts after the first cancellation are cancelled too.
+CANCEL_INTERVAL_S = 1.0
 
 
 def _column_sum(df: DataFrame, name: str) -> Column:
@@ -74,11 +82,19 @@ class SparkCalibRunner:
     checked against them; earlier ones are removed by ``prepare``, outside the timed region.
     """
 
-    def __init__(self, spark: SparkSession, path: Path, cfg: Config, work_dir: Path) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        path: Path,
+        cfg: Config,
+        work_dir: Path,
+        timeout_s: float | None = None,
+    ) -> None:
         self.spark = spark
         self.path = path
         self.cfg = cfg
         self.work_dir = work_dir
+        self.timeout_s = timeout_s
         self.last_output: Path | None = None
         self.strategy: str | None = None
         self._next: Path | None = None
@@ -95,16 +111,29 @@ class SparkCalibRunner:
         self._next = Path(tempfile.mkdtemp(prefix="spark_calib-", dir=self.work_dir))
 
     def run(self) -> None:
-        """evaluate, write every output as Parquet (mode overwrite), unpersist."""
+        """evaluate, write every output as Parquet (mode overwrite), unpersist.
+
+        With ``timeout_s``, the run's Spark jobs are cancelled once it has taken that long and
+        ``TimedOut`` is raised (the cache is cleared; ``last_output`` stays None)."""
         if self._next is None:
             self.prepare()
         assert self._next is not None
         out, self._next = self._next, None
-        df = self.spark.read.parquet(str(self.path))
-        result = evaluate(df, self.cfg)
-        for name, frame in outputs(result).items():
-            frame.write.mode("overwrite").parquet(str(out / name))
-        result.unpersist()
+        with _deadline(self.spark, self.timeout_s) as expired:
+            try:
+                df = self.spark.read.parquet(str(self.path))
+                result = evaluate(df, self.cfg)
+                for name, frame in outputs(result).items():
+                    frame.write.mode("overwrite").parquet(str(out / name))
+                result.unpersist()
+            except Exception:
+                if not expired.is_set():
+                    raise
+            if expired.is_set():
+                self.spark.catalog.clearCache()
+                shutil.rmtree(out, ignore_errors=True)
+                assert self.timeout_s is not None
+                raise TimedOut(self.timeout_s)
         self.last_output = out
         self.strategy = result.strategy
 
@@ -121,12 +150,70 @@ class SparkCalibRunner:
             return None
         return stats_rows_per_key(self.spark, self.last_output)
 
+    def stats_rows_without_timing(self) -> dict[str, Any] | None:
+        """Statistics rows per key when no timed run finished (not timed): evaluate the config
+        and write only its stats table (the statistics do not wait for the metrics), with the
+        input rows per key from the metrics table of the same slices and metrics ``count``
+        alone. None when that too is cancelled at the timeout."""
+        directory = Path(tempfile.mkdtemp(prefix="spark_calib-stats-", dir=self.work_dir))
+        try:
+            with _deadline(self.spark, self.timeout_s) as expired:
+                try:
+                    df = self.spark.read.parquet(str(self.path))
+                    result = evaluate(df, self.cfg)
+                    result.stats.write.parquet(str(directory / STATS_OUTPUT))
+                    result.unpersist()
+                    counting = evaluate(df, {**self.cfg, "metrics": ["count"]})
+                    counting.metrics.write.parquet(str(directory / METRICS_OUTPUT))
+                    counting.unpersist()
+                except Exception:
+                    if not expired.is_set():
+                        raise
+                if expired.is_set():
+                    self.spark.catalog.clearCache()
+                    return None
+            return stats_rows_per_key(self.spark, directory)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
     def cleanup(self) -> None:
         """Remove every output directory of this runner."""
         for directory in (self.last_output, self._next):
             if directory is not None:
                 shutil.rmtree(directory, ignore_errors=True)
         self.last_output = self._next = None
+
+
+@contextmanager
+def _deadline(spark: SparkSession, timeout_s: float | None) -> Iterator[threading.Event]:
+    """Run the body in its own job group; from ``timeout_s`` on, cancel that group every
+    ``CANCEL_INTERVAL_S`` until the body ends. Yields the event set at the deadline."""
+    expired = threading.Event()
+    if timeout_s is None:
+        yield expired
+        return
+    context = spark.sparkContext
+    group = f"bench-{uuid.uuid4().hex}"
+    done = threading.Event()
+
+    def cancel() -> None:
+        if done.wait(timeout_s):
+            return
+        expired.set()
+        while not done.is_set():
+            context.cancelJobGroup(group)
+            done.wait(CANCEL_INTERVAL_S)
+
+    context.setJobGroup(group, "bench run", interruptOnCancel=True)
+    watcher = threading.Thread(target=cancel, daemon=True)
+    watcher.start()
+    try:
+        yield expired
+    finally:
+        done.set()
+        watcher.join()
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.job.interruptOnCancel", None)  # type: ignore[arg-type]
 
 
 def stats_rows_per_key(spark: SparkSession, output: Path) -> dict[str, Any]:

@@ -20,6 +20,14 @@ DEFAULT_REPEAT_BUDGET_S = 180.0
 DECIMALS = 4
 
 
+class TimedOut(Exception):
+    """A run was cancelled after ``seconds``: its time is a lower bound, not a measurement."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"cancelled after {seconds:.0f} s")
+        self.seconds = seconds
+
+
 class Progress:
     """Progress lines on stderr: ``[bench 12.3s] case typical: spark_calib run 2/3``."""
 
@@ -67,6 +75,8 @@ class VariantTiming:
     wall_s: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     from_warmup: bool = False
+    # True when a run was cancelled (``TimedOut``): timings_s holds the timeout, a lower bound.
+    lower_bound: bool = False
 
     @property
     def median_s(self) -> float:
@@ -84,7 +94,21 @@ class VariantTiming:
             result["measured_wall_median_s"] = round(statistics.median(self.wall_s), DECIMALS)
         if self.notes:
             result["notes"] = list(self.notes)
+        if self.lower_bound:
+            result["lower_bound"] = True
         return result
+
+
+def _timed_out(timing: VariantTiming, wall: float, error: TimedOut) -> None:
+    """Record a cancelled run: the timeout is the one (lower-bound) timing; no more runs."""
+    timing.repeats = 1
+    timing.from_warmup = True
+    timing.lower_bound = True
+    timing.wall_s = [wall]
+    timing.timings_s = [error.seconds]
+    timing.notes.append(
+        f"did not finish: cancelled after {error.seconds:.0f} s, so the time is a lower bound"
+    )
 
 
 def _timed(variant: Variant, call: Callable[[], float | None]) -> tuple[float, float | None]:
@@ -107,7 +131,16 @@ def time_variants(
             timings[variant.name] = VariantTiming(repeats=repeats, warmup_s=0.0)
             continue
         progress(f"case {case}: {variant.name} warm-up")
-        wall, estimate = _timed(variant, variant.warmup or variant.run)
+        started = time.perf_counter()
+        try:
+            wall, estimate = _timed(variant, variant.warmup or variant.run)
+        except TimedOut as error:
+            wall = time.perf_counter() - started
+            timing = VariantTiming(repeats=1, warmup_s=wall)
+            _timed_out(timing, wall, error)
+            progress(f"case {case}: {variant.name} {error}")
+            timings[variant.name] = timing
+            continue
         full_run_s = estimate if estimate is not None else wall
         timing = VariantTiming(repeats=repeats, warmup_s=wall)
         budget = variant.repeat_budget_s
@@ -133,7 +166,13 @@ def time_variants(
             if timing.from_warmup or round_index >= timing.repeats:
                 continue
             progress(f"case {case}: {variant.name} run {round_index + 1}/{timing.repeats}")
-            wall, reported = _timed(variant, variant.run)
+            started = time.perf_counter()
+            try:
+                wall, reported = _timed(variant, variant.run)
+            except TimedOut as error:
+                _timed_out(timing, time.perf_counter() - started, error)
+                progress(f"case {case}: {variant.name} {error}")
+                continue
             timing.wall_s.append(wall)
             timing.timings_s.append(reported if reported is not None else wall)
     return timings
