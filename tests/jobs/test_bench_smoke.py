@@ -17,7 +17,7 @@ from bench.run import run_benchmark
 ROWS = 20_000
 SCALING = (10_000, ROWS)
 MULTICLASS_ROWS = 2_000
-SPARK_CASES = {"typical", "wide", "metrics_3", "metrics_all", "slices_1", "slices_6"}
+SPARK_CASES = {"typical", "wide", "metrics_3", "metrics_all", "slices_1", "slices_6", "ctr"}
 CLASSWISE_CASES = {"classwise_multiclass10", "classwise_multiclass100"}
 TOP_LEVEL_KEYS = {
     "date",
@@ -55,7 +55,13 @@ def test_run_benchmark_writes_every_case(spark: SparkSession, tmp_path: Path) ->
     assert set(saved["cases"]) == SPARK_CASES | CLASSWISE_CASES
 
     typical = saved["cases"]["typical"]
-    assert set(typical["variants"]) == {"scan_floor", "spark_calib", "mllib", "pandas"}
+    assert set(typical["variants"]) == {
+        "scan_floor",
+        "spark_calib",
+        "spark_calib_equal_mass",
+        "mllib",
+        "pandas",
+    }
     assert typical["variants"]["mllib"]["extrapolated"] is True
     assert "pandas_vs_spark_calib_overall_ece_max_abs_diff" in typical["checks"]
     assert set(saved["cases"]["wide"]["variants"]) == {
