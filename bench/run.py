@@ -61,6 +61,7 @@ CASES = (TYPICAL, WIDE, "metrics_3", METRICS_ALL, "slices_1", CTR)
 # The cases whose statistics rows per key are counted after the timing.
 STATS_ROWS_CASES = (METRICS_ALL, CTR)
 EQUAL_MASS = f"{SPARK_CALIB}_equal_mass"
+JACKKNIFE = f"{SPARK_CALIB}_jackknife"
 WITHOUT_COX = f"{SPARK_CALIB}_without_cox"
 # A spark_calib run still going after this many seconds is cancelled; its time is a lower bound.
 DEFAULT_TIMEOUT_S = 600.0
@@ -84,6 +85,10 @@ def _spark_cases(
         if task == C.BINARY:
             typical[EQUAL_MASS] = cfg(task, C.TYPICAL_SLICES, binning=C.EQUAL_MASS)
             relative.append((EQUAL_MASS, SPARK_CALIB))
+        # The same config with the grouped jackknife (G = 20 hash buckets) instead of the
+        # default analytic standard errors.
+        typical[JACKKNIFE] = {**typical[SPARK_CALIB], "uncertainty": {"method": "jackknife"}}
+        relative.append((JACKKNIFE, SPARK_CALIB))
         cases[TYPICAL] = run_case(ctx, TYPICAL, task, rows, typical, baselines, relative)
     wide = {SPARK_CALIB: cfg(task, C.WIDE_SLICES)}
     for strategy in C.STRATEGIES:

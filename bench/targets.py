@@ -72,6 +72,14 @@ RATIO_TARGETS = (
         at_most=True,
     ),
     RatioTarget(
+        "jackknife_overhead",
+        "typical: uncertainty.method jackknife ≤ 1.5× analytic",
+        "typical",
+        "spark_calib_jackknife/spark_calib",
+        1.5,
+        at_most=True,
+    ),
+    RatioTarget(
         "wide_overhead",
         "wide: spark_calib ≤ 2.5× scan floor",
         "wide",

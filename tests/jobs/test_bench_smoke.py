@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from bench.run import run_benchmark
+from bench.targets import RATIO_TARGETS
 
 ROWS = 20_000
 SCALING = (10_000, ROWS)
@@ -59,6 +60,7 @@ def test_run_benchmark_writes_every_case(spark: SparkSession, tmp_path: Path) ->
         "scan_floor",
         "spark_calib",
         "spark_calib_equal_mass",
+        "spark_calib_jackknife",
         "mllib",
         "pandas",
     }
@@ -90,7 +92,8 @@ def test_run_benchmark_writes_every_case(spark: SparkSession, tmp_path: Path) ->
     assert saved["memory"]["python_peak_rss_bytes"] > 0
     assert saved["memory"]["driver_jvm_peak_rss_bytes"] > 0
     assert {target["status"] for target in saved["targets"]} <= {"met", "not met", "n/a"}
-    assert len(saved["targets"]) == 5
+    # The ratio targets (bench/targets.py), the statistics rows per key and the scaling fit.
+    assert len(saved["targets"]) == len(RATIO_TARGETS) + 2
 
     page = docs.read_text()
     for heading in ("## Command", "## Machine", "## Targets", "## Scaling", "## Memory"):
