@@ -191,6 +191,26 @@ def _reliability_diagrams(
 ) -> list[Path]:
     """Draw the overall and worst slices' reliability diagrams of the window; return their
     paths. Raises ``MissingInputError`` when the window has no metric rows."""
+    bins, panels = reliability_frames(
+        spark, output, metrics, run_date, top_slices, min_slice_rows, granularity
+    )
+    return write_reliability_diagrams(
+        bins, panels, out_dir, run_date=run_date.isoformat(), positive_class=positive_class
+    )
+
+
+def reliability_frames(
+    spark: SparkSession,
+    output: OutputConfig,
+    metrics: DataFrame,
+    run_date: dt.date,
+    top_slices: int,
+    min_slice_rows: int,
+    granularity: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The top-label bins and the panels (the frames of ``write_reliability_diagrams``) of
+    each model version's overall slice and ``top_slices`` worst slices by ECE. Raises
+    ``MissingInputError`` when the window has no metric rows."""
     reliability = read_partition(
         spark, output, RELIABILITY_TABLE, run_date, granularity=granularity
     ).where(F.col("class").isNull())
@@ -200,10 +220,7 @@ def _reliability_diagrams(
     panels = cast(pd.DataFrame, chosen.select(*KEY_COLUMNS, RANK, "n", "ece", "mce").toPandas())
     if panels.empty:
         raise _no_rows(output, run_date)
-    bins = _chosen_bins(reliability, chosen)
-    return write_reliability_diagrams(
-        bins, panels, out_dir, run_date=run_date.isoformat(), positive_class=positive_class
-    )
+    return _chosen_bins(reliability, chosen), panels
 
 
 def _chosen_bins(reliability: DataFrame, chosen: DataFrame) -> pd.DataFrame:
