@@ -38,6 +38,7 @@ from spark_calib_cli.console.worst_slices import (
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.html import Alert, FigureImage, PageData, RunInfo, VersionReport, render_page
 from spark_calib_cli.html.figures import figure_image
+from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.partitions import (
     GRANULARITY,
     RUN_DATE,
@@ -153,11 +154,20 @@ def read_page(
     trend_windows: int,
 ) -> PageData:
     """The page data of one window, read from its tables."""
-    metrics = read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity)
+    # The page asks the window's metrics and slice overview a dozen questions: collected
+    # once (derived rows: a few per slice key and metric), each question is a small local job.
+    metrics = in_memory(
+        spark,
+        read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity).where(
+            F.col("class").isNull()
+        ),
+    ).frame
     alerts, n_alerts = _alerts(spark, output, run_date, granularity)
     regression = config.task == REGRESSION_TASK
     positive_class = "positive_class" in config.features()
-    overview = _overview(spark, output, metrics, run_date, granularity, regression)
+    overview = in_memory(
+        spark, _overview(spark, output, metrics, run_date, granularity, regression)
+    ).frame
     ranking = REGRESSION_RANKING if regression else ("ece",)
     shown = _shown_slices(overview, alerts, top_slices, min_slice_rows, ranking)
     counts = _slice_counts(overview, min_slice_rows, top_slices)
