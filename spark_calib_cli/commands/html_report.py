@@ -210,7 +210,6 @@ def read_page(
         min_slice_rows=min_slice_rows,
         positive_class=positive_class,
         trend_windows=trend_windows,
-        recalibration_present=recalibration is not None,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -85,5 +85,3 @@ class PageData:
     min_slice_rows: int = 0
     positive_class: bool = False
     trend_windows: int = 0
-    recalibration_present: bool = False
-    notes: tuple[str, ...] = field(default=())

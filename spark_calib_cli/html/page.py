@@ -33,7 +33,6 @@ def render_page(page: PageData) -> str:
             version.slices["slice_name"], version.slices["slice_value"], strict=True
         )
     }
-    notes = "".join(element("p", text(note), {"class": "note"}) for note in page.notes)
     head = (
         '<meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -59,8 +58,7 @@ def render_page(page: PageData) -> str:
             + alerts_section(page, linked)
             + toc(page)
             + "".join(version_section(page, version) for version in page.versions)
-            + trends_section(page)
-            + notes,
+            + trends_section(page),
         )
         + element("script", SCRIPT)
     )

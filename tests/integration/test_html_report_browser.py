@@ -184,23 +184,26 @@ def test_no_request_leaves_the_page_and_a_screenshot_is_saved(
 def test_failing_mx_alert_is_at_the_top_and_links_to_its_slice(
     opened: tuple[Any, list[str]], demo_run: Path, spark: SparkSession
 ) -> None:
-    failing = (
-        table(spark, demo_run, "calibration_alerts")
-        .where(F.col("fail"))
-        .select("model_version", "slice_name", "slice_value")
-        .collect()
+    alerts = table(spark, demo_run, "calibration_alerts").select(
+        "fail", "model_version", "slice_name", "slice_value"
     )
-    assert [tuple(row) for row in failing] == [("v1", "country", "MX")]
+    failing = {tuple(row)[1:] for row in alerts.where(F.col("fail")).collect()}
+    assert ("v1", "country", "MX") in failing
     page, _ = opened
 
-    first = page.locator("ol.alerts li").first
-    assert first.inner_text().startswith("FAIL")
-    assert "v1 / country=MX" in first.inner_text()
-    alerts_top = first.bounding_box()["y"]
+    items = page.locator("ol.alerts li")
+    texts = items.all_inner_texts()
+    assert len(texts) == alerts.count()
+    # Failing first: as many FAIL items at the top as failing rows in the table.
+    assert [text.startswith("FAIL") for text in texts] == sorted(
+        [True] * len(failing) + [False] * (len(texts) - len(failing)), reverse=True
+    )
+    mx = items.filter(has_text="v1 / country=MX").first
+    assert mx.inner_text().startswith("FAIL")
     first_version_top = page.locator("section[id^='model-']").first.bounding_box()["y"]
-    assert alerts_top < first_version_top
+    assert mx.bounding_box()["y"] < first_version_top
 
-    first.locator("a").click()
+    mx.locator("a").click()
 
     target = page.locator(":target")
     assert target.evaluate("e => e.tagName") == "TR"
