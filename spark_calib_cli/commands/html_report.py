@@ -77,7 +77,7 @@ MAX_ALERTS = 50
 MAX_DRIFT_ROWS = 25
 MAX_RECALIBRATION_ROWS = 200
 # Columns of the metrics table shown next to the value when a run wrote them.
-OVERALL_OPTIONAL_COLUMNS = ("error_bound", "se", "ci_lower", "ci_upper")
+OVERALL_OPTIONAL_COLUMNS = ("error_bound", "se", "ci_lower", "ci_upper", "n_eff")
 DRIFT_SHOWN_COLUMNS = (
     "class",
     "metric",
@@ -169,7 +169,9 @@ def read_page(
         spark, _overview(spark, output, metrics, run_date, granularity, regression)
     ).frame
     ranking = REGRESSION_RANKING if regression else ("ece",)
-    shown = _shown_slices(overview, alerts, top_slices, min_slice_rows, ranking)
+    shown = _with_ranking_interval(
+        _shown_slices(overview, alerts, top_slices, min_slice_rows, ranking), metrics, ranking[0]
+    )
     counts = _slice_counts(overview, min_slice_rows, top_slices)
     figures = _figures(
         spark,
@@ -334,6 +336,23 @@ def _shown_slices(
     frame = _pandas(chosen)
     frame["_order"] = frame[RANK].fillna(top + 1)
     return frame.sort_values(["_order", "slice_name", "slice_value"]).drop(columns=["_order"])
+
+
+def _with_ranking_interval(shown: pd.DataFrame, metrics: DataFrame, metric: str) -> pd.DataFrame:
+    """``shown`` plus ``<metric>_ci_lower`` and ``<metric>_ci_upper`` of the ranking metric
+    when the metrics table has intervals (the uncertainty columns), so a reader sees which
+    of the worst slices are worse beyond their noise."""
+    if not {"ci_lower", "ci_upper"} <= set(metrics.columns):
+        return shown
+    bounds = _pandas(
+        metrics.where(F.col("metric") == F.lit(metric)).select(
+            *KEY_COLUMNS,
+            F.col("ci_lower").alias(f"{metric}_ci_lower"),
+            F.col("ci_upper").alias(f"{metric}_ci_upper"),
+        )
+    )
+    # pandas matches missing keys with each other: a null model_version joins as a key.
+    return shown.merge(bounds, on=list(KEY_COLUMNS), how="left")
 
 
 def _is_key(alert: Alert) -> Column:

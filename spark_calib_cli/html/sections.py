@@ -31,6 +31,7 @@ OVERALL_EXTRA_COLUMNS = (
     ("ci_lower", "CI lower"),
     ("ci_upper", "CI upper"),
     ("error_bound", "error bound"),
+    ("n_eff", "n eff"),
 )
 DRIFT_COLUMNS = (
     ("value", "value"),
@@ -180,9 +181,10 @@ def _overall_table(version: VersionReport, title: str) -> str:
     return sortable_table(frame, columns, caption=f"Model {title}: overall slice, every metric")
 
 
-def slice_columns(page: PageData) -> list[Column]:
-    """The slice table's columns: the slice, its rank, n, the headline metrics of the task,
-    the direction and the alerts."""
+def slice_columns(page: PageData, frame: pd.DataFrame | None = None) -> list[Column]:
+    """The slice table's columns: the slice, its rank, n, the headline metrics of the task
+    (each followed by its interval when ``frame`` has ``<metric>_ci_lower`` and
+    ``<metric>_ci_upper``), the direction and the alerts."""
     columns = [
         Column("slice_label", "slice", numeric=False, render=_slice_cell),
         Column("rank", "rank"),
@@ -198,7 +200,22 @@ def slice_columns(page: PageData) -> list[Column]:
         columns += [Column(column, title) for column, title in pairs]
         columns.append(Column("direction", "direction", numeric=False))
     columns.append(Column("alerts", "alerts", numeric=False))
-    return columns
+    return _with_intervals(columns, frame)
+
+
+def _with_intervals(columns: list[Column], frame: pd.DataFrame | None) -> list[Column]:
+    if frame is None:
+        return columns
+    shown: list[Column] = []
+    for column in columns:
+        shown.append(column)
+        bounds = [f"{column.key}_ci_lower", f"{column.key}_ci_upper"]
+        if all(bound in frame for bound in bounds):
+            shown += [
+                Column(bounds[0], f"{column.title} CI lower"),
+                Column(bounds[1], f"{column.title} CI upper"),
+            ]
+    return shown
 
 
 def _slice_cell(record: Mapping[str, Any]) -> str:
@@ -248,7 +265,7 @@ def _slices_table(page: PageData, version: VersionReport, title: str) -> str:
     ranked_by = "miscalibration area" if page.run.task == REGRESSION_TASK else "ECE"
     return sortable_table(
         frame,
-        slice_columns(page),
+        slice_columns(page, frame),
         caption=f"Model {title}: overall (rank 0), the worst slices by {ranked_by} "
         f"(rank 1…, n ≥ {page.min_slice_rows:,}) and the alerted slices (no rank)",
         table_id=f"slices-{version_anchor(version.model_version)}",

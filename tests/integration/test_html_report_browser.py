@@ -16,6 +16,7 @@ need a script injected into the page under test.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -231,7 +232,7 @@ def test_sorting_by_ece_reorders_the_rows_by_the_tables_values(
     rows = slices_table.locator("tbody tr")
     labels_before = rows.evaluate_all("rs => rs.map(r => r.cells[0].textContent)")
 
-    slices_table.locator("thead th button", has_text="ECE").first.click()
+    slices_table.locator("thead th button", has_text=re.compile(r"^ECE$")).click()
 
     labels = rows.evaluate_all("rs => rs.map(r => r.cells[0].textContent)")
     assert labels != labels_before and sorted(labels) == sorted(labels_before)

@@ -265,3 +265,16 @@ def test_three_versions_with_figures_stay_under_5_mb(versions: int) -> None:
     document = render_page(page(versions=many, alerts=(), n_alerts=0))
 
     assert len(document.encode("utf-8")) < 5 * 1024 * 1024
+
+
+def test_slice_intervals_follow_their_metric_when_present() -> None:
+    plain = version("v1")
+    slices = plain.slices.assign(ece_ci_lower=0.005, ece_ci_upper=0.0321)
+    with_ci = VersionReport(**{**plain.__dict__, "slices": slices})
+
+    assert "ECE CI lower" not in render_page(page(versions=(plain,)))
+    document = render_page(page(versions=(with_ci,)))
+    headers = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', document)
+    ece = headers.index("ECE")
+    assert headers[ece + 1 : ece + 3] == ["ECE CI lower", "ECE CI upper"]
+    assert 'data-value="0.0321"' in document
