@@ -27,8 +27,8 @@ from spark_calib.monitoring import FAIL
 from spark_calib.windows import window_of
 from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.console.worst_slices import (
-    DEFAULT_MIN_SLICE_ROWS,
     KEY_COLUMNS,
+    NOISE_AWARE_RANKING,
     RANK,
     REGRESSION_RANKING,
     regression_overview,
@@ -109,7 +109,7 @@ def write_html_report(
     *,
     granularity: str | None = None,
     top_slices: int = DEFAULT_HTML_SLICES,
-    min_slice_rows: int = DEFAULT_MIN_SLICE_ROWS,
+    min_slice_rows: int | None = None,
     trend_windows: int = DEFAULT_TREND_WINDOWS,
     progress: Callable[[str], None] | None = None,
 ) -> float:
@@ -133,7 +133,7 @@ def write_html_report(
         granularity,
         daily=granularity == daily_granularity,
         top_slices=top_slices,
-        min_slice_rows=min_slice_rows,
+        min_slice_rows=config.min_slice_rows if min_slice_rows is None else min_slice_rows,
         trend_windows=trend_windows,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,9 +168,12 @@ def read_page(
     overview = in_memory(
         spark, _overview(spark, output, metrics, run_date, granularity, regression)
     ).frame
-    ranking = REGRESSION_RANKING if regression else ("ece",)
-    shown = _with_ranking_interval(
-        _shown_slices(overview, alerts, top_slices, min_slice_rows, ranking), metrics, ranking[0]
+    # The console's ranking: by the ECE beyond its noise (regression: miscalibration area).
+    ranking = REGRESSION_RANKING if regression else NOISE_AWARE_RANKING
+    shown = _with_interval(
+        _shown_slices(overview, alerts, top_slices, min_slice_rows, ranking),
+        metrics,
+        REGRESSION_RANKING[0] if regression else "ece",
     )
     counts = _slice_counts(overview, min_slice_rows, top_slices)
     figures = _figures(
@@ -338,10 +341,10 @@ def _shown_slices(
     return frame.sort_values(["_order", "slice_name", "slice_value"]).drop(columns=["_order"])
 
 
-def _with_ranking_interval(shown: pd.DataFrame, metrics: DataFrame, metric: str) -> pd.DataFrame:
-    """``shown`` plus ``<metric>_ci_lower`` and ``<metric>_ci_upper`` of the ranking metric
-    when the metrics table has intervals (the uncertainty columns), so a reader sees which
-    of the worst slices are worse beyond their noise."""
+def _with_interval(shown: pd.DataFrame, metrics: DataFrame, metric: str) -> pd.DataFrame:
+    """``shown`` plus ``<metric>_ci_lower`` and ``<metric>_ci_upper`` (those it lacks) when the
+    metrics table has intervals (the uncertainty columns), so a reader sees which of the
+    worst slices are worse beyond their noise."""
     if not {"ci_lower", "ci_upper"} <= set(metrics.columns):
         return shown
     bounds = _pandas(
@@ -350,6 +353,12 @@ def _with_ranking_interval(shown: pd.DataFrame, metrics: DataFrame, metric: str)
             F.col("ci_lower").alias(f"{metric}_ci_lower"),
             F.col("ci_upper").alias(f"{metric}_ci_upper"),
         )
+    )
+    # The overview may carry the lower bound already (the noise-aware ranking uses it).
+    bounds = bounds.drop(
+        columns=[
+            name for name in bounds.columns if name in shown.columns and name not in KEY_COLUMNS
+        ]
     )
     # pandas matches missing keys with each other: a null model_version joins as a key.
     return shown.merge(bounds, on=list(KEY_COLUMNS), how="left")

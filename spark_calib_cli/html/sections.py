@@ -51,6 +51,8 @@ REGRESSION_SLICE_TITLES = {
     "coverage_0_9": "coverage@0.9",
     "miscalibration_area": "miscal. area",
 }
+# The noise-aware ranking's columns, when the overview has them (ECE_NULL, ECE_EXCESS).
+NOISE_COLUMNS = (("ece_null", "ECE of noise"), ("ece_excess", "ECE − noise"))
 AlertKey = tuple[str | None, str, str]
 
 
@@ -199,6 +201,11 @@ def slice_columns(page: PageData, frame: pd.DataFrame | None = None) -> list[Col
         pairs = POSITIVE_CLASS_COLUMNS if page.positive_class else SUMMARY_COLUMNS
         columns += [Column(column, title) for column, title in pairs]
         columns.append(Column("direction", "direction", numeric=False))
+    columns += [
+        Column(key, title)
+        for key, title in NOISE_COLUMNS
+        if frame is not None and key in frame and frame[key].notna().any()
+    ]
     columns.append(Column("alerts", "alerts", numeric=False))
     return _with_intervals(columns, frame)
 
@@ -262,7 +269,9 @@ def _alerts_by_slice(alerts: Sequence[Alert]) -> dict[AlertKey, str]:
 
 def _slices_table(page: PageData, version: VersionReport, title: str) -> str:
     frame = slice_rows(page, version)
-    ranked_by = "miscalibration area" if page.run.task == REGRESSION_TASK else "ECE"
+    ranked_by = (
+        "miscalibration area" if page.run.task == REGRESSION_TASK else "ECE beyond its noise"
+    )
     return sortable_table(
         frame,
         slice_columns(page, frame),
@@ -283,10 +292,7 @@ def _slices_note(page: PageData, version: VersionReport) -> str:
             f"{version.slices_not_shown:,} more slices with n ≥ {page.min_slice_rows:,} not shown"
         )
     if version.slices_below_min_rows:
-        notes.append(
-            f"{version.slices_below_min_rows:,} slices with fewer rows not ranked (their "
-            "ECE is mostly noise)"
-        )
+        notes.append(f"{version.slices_below_min_rows:,} slices with fewer rows not ranked")
     if not notes:
         return ""
     return element(
