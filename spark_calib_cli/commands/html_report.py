@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import pandas as pd
-from matplotlib.figure import Figure
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -26,6 +25,7 @@ from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib.monitoring import FAIL
 from spark_calib.windows import window_of
 from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
+from spark_calib_cli.commands.html_figures import trend_images, version_figures
 from spark_calib_cli.console.worst_slices import (
     KEY_COLUMNS,
     NOISE_AWARE_RANKING,
@@ -36,8 +36,7 @@ from spark_calib_cli.console.worst_slices import (
     worst_slices,
 )
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.html import Alert, FigureImage, PageData, RunInfo, VersionReport, render_page
-from spark_calib_cli.html.figures import figure_image
+from spark_calib_cli.html import Alert, PageData, RunInfo, VersionReport, render_page
 from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.partitions import (
     GRANULARITY,
@@ -59,20 +58,11 @@ from spark_calib_cli.io.tables import (
     WINDOW_START,
     WINDOWS_TABLE,
 )
-from spark_calib_cli.report.labels import slice_label
-from spark_calib_cli.report.regression import regression_calibration_figures
-from spark_calib_cli.report.regression_rows import regression_frames
-from spark_calib_cli.report.reliability import reliability_figures
-from spark_calib_cli.report.reliability_rows import reliability_frames
-from spark_calib_cli.report.roc import roc_figures
-from spark_calib_cli.report.roc_rows import roc_frames
-from spark_calib_cli.report.trend import trend_figure
-from spark_calib_cli.report.trend_rows import DEFAULT_TREND_WINDOWS, trend_frames
+from spark_calib_cli.report.trend_rows import DEFAULT_TREND_WINDOWS
 
 # Written by the recalibration job when it ran; the page's section is keyed on its presence.
 RECALIBRATION_TABLE = "calibration_recalibration"
 DEFAULT_HTML_SLICES = 25
-FIGURE_SLICES = 5
 MAX_ALERTS = 50
 MAX_DRIFT_ROWS = 25
 MAX_RECALIBRATION_ROWS = 200
@@ -90,14 +80,6 @@ DRIFT_SHOWN_COLUMNS = (
     "baseline_delta",
     "baseline_z",
 )
-RELIABILITY_CAPTION = "Reliability diagrams: overall and the worst slices by ECE"
-RELIABILITY_ALT = (
-    "reliability diagrams (observed rate against predicted probability per bin, with the "
-    "histogram of the predictions) of"
-)
-ROC_CAPTION = "ROC and precision-recall curves of the overall slice"
-COVERAGE_CAPTION = "Interval coverage: overall and the worst slices by miscalibration area"
-COVERAGE_ALT = "interval coverage (observed against expected, per level) of"
 RUN_COLUMNS = (RUN_ID, CONFIG_HASH, RUN_DATE, GRANULARITY, WINDOW_START, WINDOW_END)
 
 
@@ -176,7 +158,7 @@ def read_page(
         REGRESSION_RANKING[0] if regression else "ece",
     )
     counts = _slice_counts(overview, min_slice_rows, top_slices)
-    figures = _figures(
+    figures = version_figures(
         spark,
         output,
         metrics,
@@ -211,7 +193,7 @@ def read_page(
         alerts=alerts,
         n_alerts=n_alerts,
         versions=versions,
-        trends=_trends(spark, config, run_date, granularity, trend_windows),
+        trends=trend_images(spark, config, run_date, granularity, trend_windows),
         min_slice_rows=min_slice_rows,
         positive_class=positive_class,
         trend_windows=trend_windows,
@@ -455,142 +437,6 @@ def _recalibration(
         frame = frame.withColumn("model_version", F.lit(None).cast("string"))
     kept = [name for name in frame.columns if name not in RUN_COLUMNS]
     return _pandas(frame.select(*kept).limit(MAX_RECALIBRATION_ROWS))
-
-
-def _figures(
-    spark: SparkSession,
-    output: OutputConfig,
-    metrics: DataFrame,
-    run_date: dt.date,
-    granularity: str,
-    *,
-    daily: bool,
-    regression: bool,
-    positive_class: bool,
-    min_slice_rows: int,
-) -> dict[str | None, list[FigureImage]]:
-    """The figures of each model version, as the PNG report draws them: reliability
-    diagrams, ROC and PR curves (daily binary runs), interval coverage (daily regression)."""
-    if regression:
-        if not daily:
-            # The interval calibration table is written by daily runs only.
-            return {}
-        return _regression_figures(spark, output, metrics, run_date, min_slice_rows)
-    images: dict[str | None, list[FigureImage]] = {}
-    bins, panels = reliability_frames(
-        spark, output, metrics, run_date, FIGURE_SLICES, min_slice_rows, granularity
-    )
-    drawn = reliability_figures(
-        bins, panels, run_date=run_date.isoformat(), positive_class=positive_class
-    )
-    for version, figure in drawn:
-        alt = _panels_alt(panels, version, RELIABILITY_ALT, "ece")
-        images.setdefault(version, []).append(_image(figure, RELIABILITY_CAPTION, alt))
-    curves = roc_frames(spark, output, metrics, run_date) if daily else None
-    if curves is not None:
-        points, summary = curves
-        for version, figure in roc_figures(points, summary, run_date=run_date.isoformat()):
-            alt = _roc_alt(summary, version)
-            images.setdefault(version, []).append(_image(figure, ROC_CAPTION, alt))
-    return images
-
-
-def _regression_figures(
-    spark: SparkSession,
-    output: OutputConfig,
-    metrics: DataFrame,
-    run_date: dt.date,
-    min_slice_rows: int,
-) -> dict[str | None, list[FigureImage]]:
-    frames = regression_frames(
-        spark, output, metrics, run_date, top_slices=FIGURE_SLICES, min_slice_rows=min_slice_rows
-    )
-    if frames is None:
-        return {}
-    levels, panels = frames
-    drawn = regression_calibration_figures(levels, panels, run_date=run_date.isoformat())
-    return {
-        version: [
-            _image(
-                figure,
-                COVERAGE_CAPTION,
-                _panels_alt(panels, version, COVERAGE_ALT, "miscalibration_area"),
-            )
-        ]
-        for version, figure in drawn
-    }
-
-
-def _image(figure: Figure, caption: str, alt: str) -> FigureImage:
-    return figure_image(figure, caption=caption, alt=alt)
-
-
-def _panels_alt(panels: pd.DataFrame, version: str | None, what: str, metric: str) -> str:
-    """``Model v1: reliability diagrams … of overall (ECE 0.0123, n=…), country=BR (…)``."""
-    rows = _of_version(panels, version).sort_values(RANK)
-    described = [
-        f"{slice_label(row['slice_name'], row['slice_value'])} "
-        f"({metric} {_number(row.get(metric))}, n={int(row['n']):,})"
-        for row in rows.to_dict("records")
-    ]
-    return f"Model {version or 'all'}: {what} " + "; ".join(described)
-
-
-def _roc_alt(summary: pd.DataFrame, version: str | None) -> str:
-    rows = _of_version(summary, version).to_dict("records")
-    row = rows[0] if rows else {}
-    roc = row.get("roc_auc") if not _missing(row.get("roc_auc")) else row.get("roc_auc_binned")
-    pr = row.get("pr_auc") if not _missing(row.get("pr_auc")) else row.get("pr_auc_binned")
-    return (
-        f"Model {version or 'all'}: ROC curve (AUC {_number(roc)}) and precision-recall curve "
-        f"(AUC {_number(pr)}) of the overall slice"
-    )
-
-
-def _trends(
-    spark: SparkSession, config: Config, run_date: dt.date, granularity: str, windows: int
-) -> tuple[FigureImage, ...]:
-    """One trend figure per watched metric over the last ``windows`` windows."""
-    if windows <= 0:
-        return ()
-    frames = trend_frames(spark, config, run_date, granularity, windows=windows)
-    if frames is None:
-        return ()
-    images = []
-    for metric in sorted(frames.points["metric"].astype(str).unique()):
-        figure = trend_figure(
-            metric,
-            frames.points,
-            frames.thresholds,
-            frames.fired,
-            granularity=granularity,
-            run_date=run_date.isoformat(),
-        )
-        images.append(
-            _image(
-                figure,
-                f"{metric} by {granularity} window",
-                _trend_alt(metric, frames.fired, granularity),
-            )
-        )
-    return tuple(images)
-
-
-def _trend_alt(metric: str, fired: pd.DataFrame, granularity: str) -> str:
-    hits = fired[fired["metric"] == metric] if not fired.empty else fired
-    marks = sorted(
-        {
-            f"{row['model_version'] or 'all'} {slice_label(row['slice_name'], row['slice_value'])} "
-            f"on {row['window_end']}"
-            for row in hits.to_dict("records")
-        }
-    )
-    fired_text = "alerts fired: " + "; ".join(marks) if marks else "no alert fired"
-    return (
-        f"{metric} by {granularity} window, one line per model version, one panel for the "
-        f"overall slice and one per slice where an alert fired, with the rules' thresholds "
-        f"as dashed lines; {fired_text}"
-    )
 
 
 def _of_version(frame: pd.DataFrame, version: str | None) -> pd.DataFrame:
