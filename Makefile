@@ -1,6 +1,8 @@
 # spark_calib — the two commands of the README, plus lint.
 #   make demo   set up .venv, generate the seeded demo logs, run the three jobs (the binary one for
-#               each of the 14 days, then its week rollup), draw the diagrams and trends
+#               each of the 14 days, then its week rollup), draw the diagrams and trends, and
+#               write the HTML report demo_output/report.html (the daily binary run: it has the
+#               ROC curves and the 14-day trend of the MX alert, which a rollup has not)
 #   make test   set up .venv and run the whole test suite (what CI runs)
 #   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
 #               (tiers in tests/conftest.py; no subprocess, server or job test; a few minutes)
@@ -40,9 +42,11 @@ java:
 
 demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
 	$(BIN)/spark-calib evaluate --config conf/demo_binary.yaml --from $(DEMO_FIRST_DATE) \
-		--run-date $(DEMO_RUN_DATE) --report $(DEMO_DIR)/reports/binary || [ $$? -eq $(ALERT_EXIT) ]
+		--run-date $(DEMO_RUN_DATE) --report $(DEMO_DIR)/reports/binary \
+		--html $(DEMO_DIR)/report.html || [ $$? -eq $(ALERT_EXIT) ]
 	$(BIN)/spark-calib rollup --config conf/demo_binary.yaml --run-date $(DEMO_RUN_DATE) \
-		--granularity week --report $(DEMO_DIR)/reports/binary_week || [ $$? -eq $(ALERT_EXIT) ]
+		--granularity week --report $(DEMO_DIR)/reports/binary_week \
+		--html $(DEMO_DIR)/report_week.html || [ $$? -eq $(ALERT_EXIT) ]
 	$(BIN)/spark-calib evaluate --config conf/demo_multiclass.yaml --run-date $(DEMO_RUN_DATE) \
 		--report $(DEMO_DIR)/reports/multiclass
 	$(BIN)/spark-calib evaluate --config conf/demo_regression.yaml --run-date $(DEMO_RUN_DATE) \
@@ -50,6 +54,8 @@ demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
 	$(BIN)/spark-calib evaluate --config conf/demo_ctr.yaml --run-date $(DEMO_RUN_DATE) \
 		--report $(DEMO_DIR)/reports/ctr
 	@echo
+	@echo "HTML report: $(DEMO_DIR)/report.html (the binary run of $(DEMO_RUN_DATE));"
+	@echo "             $(DEMO_DIR)/report_week.html (its week rollup)"
 	@echo "Diagrams: $(DEMO_DIR)/reports/{binary,binary_week,multiclass}/reliability_v*.png,"
 	@echo "          $(DEMO_DIR)/reports/{binary,binary_week}/trend_*.png (metrics by day and week),"
 	@echo "          $(DEMO_DIR)/reports/binary/roc_v*.png,"

@@ -7,6 +7,7 @@
     spark-calib rollup   --config conf/FILE.yaml --run-date YYYY-MM-DD
                          --granularity week|month|rolling:N
     spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
+    evaluate, rollup and report take --html FILE: one self-contained HTML page of the window
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
                           [--regression-rows N] [--ctr-rows N] [--seed S]
 
@@ -83,6 +84,7 @@ def _evaluate_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="DIR",
         help="also draw the diagrams into DIR (as spark-calib report does)",
     )
+    _html_argument(evaluate)
     evaluate.add_argument(
         "--from",
         dest="from_date",
@@ -107,6 +109,7 @@ def _rollup_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help="the ISO week or calendar month containing --run-date, or the N days ending on it",
     )
     rollup.add_argument("--report", metavar="DIR", help="also draw the window's diagrams into DIR")
+    _html_argument(rollup)
     rollup.set_defaults(command=rollup_command)
 
 
@@ -140,6 +143,7 @@ def _report_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         help=f"trend figures over the last N windows, with the alert thresholds; 0 for none "
         f"(default {DEFAULT_TREND_WINDOWS})",
     )
+    _html_argument(report)
     report.set_defaults(command=report_command)
 
 
@@ -156,6 +160,15 @@ def _demo_data_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     _session_arguments(demo_data)
     demo_data.set_defaults(command=demo_data_command)
+
+
+def _html_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write one self-contained HTML page of the run date's window (alerts, "
+        "metrics, worst slices, figures, drift) to FILE",
+    )
 
 
 def _job_arguments(parser: argparse.ArgumentParser) -> None:

@@ -69,3 +69,8 @@ def progress_printer() -> Callable[[str], None]:
 def paths_text(paths: Sequence[Path], out_dir: Path | str) -> str:
     """``diagrams (N) in DIR:`` and one indented line per diagram."""
     return "\n".join([f"diagrams ({len(paths)}) in {out_dir}:", *[f"  {path}" for path in paths]])
+
+
+def html_text(path: Path | str, seconds: float) -> str:
+    """``HTML report: FILE (written in 1.2 s)``."""
+    return f"HTML report: {path} (written in {seconds:.1f} s)"

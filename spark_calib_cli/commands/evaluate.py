@@ -19,8 +19,15 @@ from spark_calib import EvaluationResult, evaluate
 from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.windows import TimeWindow
-from spark_calib_cli.commands.cli import paths_text, progress_printer, start_session, validated
+from spark_calib_cli.commands.cli import (
+    html_text,
+    paths_text,
+    progress_printer,
+    start_session,
+    validated,
+)
 from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
+from spark_calib_cli.commands.html_report import write_html_report
 from spark_calib_cli.commands.monitoring import MonitorOutcome, run_monitoring, write_window_row
 from spark_calib_cli.commands.report import run_report
 from spark_calib_cli.commands.run_date import parse_run_date
@@ -276,12 +283,17 @@ def evaluate_command(args: argparse.Namespace) -> int:
     progress = progress_printer()
     spark = start_session(args, progress)
     paths: list[Path] = []
+    html_seconds = 0.0
     try:
         outcome, failed = _evaluate_dates(spark, config, dates, run_date, progress)
         if args.report is not None:
             # Same session: the diagrams cost no second Spark start-up.
             progress(f"drawing the diagrams into {args.report}")
             paths = run_report(spark, config, run_date, Path(args.report))
+        if args.html is not None:
+            html_seconds = write_html_report(
+                spark, config, run_date, Path(args.html), progress=progress
+            )
     finally:
         spark.stop()
     progress("done")
@@ -289,6 +301,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     print(alerts_text(outcome.monitoring, len(config.alerts)))
     if args.report is not None:
         print(paths_text(paths, args.report))
+    if args.html is not None:
+        print(html_text(args.html, html_seconds))
     return int(ExitCode.ALERT if failed else ExitCode.OK)
 
 

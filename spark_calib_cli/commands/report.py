@@ -7,35 +7,31 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import cast
 
-import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from spark_calib import RELIABILITY_COLUMNS
 from spark_calib.config import Config, OutputConfig
-from spark_calib.stats import schema as stats_schema
 from spark_calib.windows import window_of
-from spark_calib_cli.commands.cli import paths_text, progress_printer, start_session, validated
-from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
-from spark_calib_cli.console.worst_slices import (
-    KEY_COLUMNS,
-    RANK,
-    slice_overview,
-    worst_slices,
+from spark_calib_cli.commands.cli import (
+    html_text,
+    paths_text,
+    progress_printer,
+    start_session,
+    validated,
 )
+from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
+from spark_calib_cli.commands.html_report import write_html_report
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
-from spark_calib_cli.io.partitions import read_partition, table_location
-from spark_calib_cli.io.tables import METRICS_TABLE, RELIABILITY_TABLE
+from spark_calib_cli.io.partitions import read_partition
+from spark_calib_cli.io.tables import METRICS_TABLE
 from spark_calib_cli.report import write_reliability_diagrams
 from spark_calib_cli.report.regression_rows import run_regression_report
+from spark_calib_cli.report.reliability_rows import no_metric_rows, reliability_frames
 from spark_calib_cli.report.roc_rows import run_roc_report
 from spark_calib_cli.report.trend_rows import DEFAULT_TREND_WINDOWS, run_trend_report
 
 DEFAULT_REPORT_SLICES = 5
-BIN_COLUMNS = RELIABILITY_COLUMNS[len(stats_schema.KEY_COLUMNS) :]
 
 
 def default_report_dir(run_date: dt.date) -> Path:
@@ -61,9 +57,22 @@ def report_command(args: argparse.Namespace) -> int:
             granularity=args.granularity,
             trend_windows=args.trend,
         )
+        html_seconds = 0.0
+        if args.html is not None:
+            html_seconds = write_html_report(
+                spark,
+                config,
+                run_date,
+                Path(args.html),
+                granularity=args.granularity,
+                trend_windows=args.trend,
+                progress=progress,
+            )
     finally:
         spark.stop()
     print(paths_text(paths, out_dir))
+    if args.html is not None:
+        print(html_text(args.html, html_seconds))
     return int(ExitCode.OK)
 
 
@@ -191,35 +200,13 @@ def _reliability_diagrams(
 ) -> list[Path]:
     """Draw the overall and worst slices' reliability diagrams of the window; return their
     paths. Raises ``MissingInputError`` when the window has no metric rows."""
-    reliability = read_partition(
-        spark, output, RELIABILITY_TABLE, run_date, granularity=granularity
-    ).where(F.col("class").isNull())
-    chosen = worst_slices(
-        slice_overview(metrics, reliability), top=top_slices, min_rows=min_slice_rows
+    bins, panels = reliability_frames(
+        spark, output, metrics, run_date, top_slices, min_slice_rows, granularity
     )
-    panels = cast(pd.DataFrame, chosen.select(*KEY_COLUMNS, RANK, "n", "ece", "mce").toPandas())
-    if panels.empty:
-        raise _no_rows(output, run_date)
-    bins = _chosen_bins(reliability, chosen)
     return write_reliability_diagrams(
         bins, panels, out_dir, run_date=run_date.isoformat(), positive_class=positive_class
     )
 
 
-def _chosen_bins(reliability: DataFrame, chosen: DataFrame) -> pd.DataFrame:
-    """The reliability bins of the ``chosen`` slices only, as pandas."""
-    # Null-safe keys: model_version is null when the config names no version column.
-    on = [reliability[key].eqNullSafe(chosen[key]) for key in KEY_COLUMNS]
-    return cast(
-        pd.DataFrame,
-        reliability.join(chosen.select(*KEY_COLUMNS), on=on, how="left_semi")
-        .select(*KEY_COLUMNS, *BIN_COLUMNS)
-        .toPandas(),
-    )
-
-
 def _no_rows(output: OutputConfig, run_date: dt.date) -> MissingInputError:
-    return MissingInputError(
-        f"{table_location(output, METRICS_TABLE)!r} has no rows for run_date {run_date}; "
-        f"run spark-calib evaluate for that date first"
-    )
+    return no_metric_rows(output, run_date)

@@ -29,8 +29,15 @@ from spark_calib import (
 from spark_calib.config import Config, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
-from spark_calib_cli.commands.cli import paths_text, progress_printer, start_session, validated
+from spark_calib_cli.commands.cli import (
+    html_text,
+    paths_text,
+    progress_printer,
+    start_session,
+    validated,
+)
 from spark_calib_cli.commands.common import check_job_config
+from spark_calib_cli.commands.html_report import write_html_report
 from spark_calib_cli.commands.monitoring import (
     MonitorOutcome,
     run_monitoring,
@@ -228,6 +235,7 @@ def rollup_command(args: argparse.Namespace) -> int:
     progress = progress_printer()
     spark = start_session(args, progress)
     paths: list[Path] = []
+    html_seconds = 0.0
     try:
         outcome = run_rollup(spark, config, run_date, args.granularity, progress=progress)
         if args.report is not None:
@@ -235,12 +243,23 @@ def rollup_command(args: argparse.Namespace) -> int:
             paths = run_report(
                 spark, config, outcome.window.end, Path(args.report), granularity=args.granularity
             )
+        if args.html is not None:
+            html_seconds = write_html_report(
+                spark,
+                config,
+                outcome.window.end,
+                Path(args.html),
+                granularity=args.granularity,
+                progress=progress,
+            )
     finally:
         spark.stop()
     progress("done")
     print(rollup_text(outcome, len(config.alerts)))
     if args.report is not None:
         print(paths_text(paths, args.report))
+    if args.html is not None:
+        print(html_text(args.html, html_seconds))
     return int(ExitCode.ALERT if outcome.monitoring.failed else ExitCode.OK)
 
 

@@ -39,10 +39,20 @@ def write_regression_calibration_diagrams(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for version, panels in group_by_model_version(slices):
-        figure = _figure(levels, panels, version, run_date)
+    for version, figure in regression_calibration_figures(levels, slices, run_date=run_date):
         save_figure(figure, out_dir, FILE_STEM, version, written)
     return written
+
+
+def regression_calibration_figures(
+    levels: pd.DataFrame, slices: pd.DataFrame, *, run_date: str
+) -> list[tuple[str | None, Figure]]:
+    """One (model_version, figure) per model version of ``slices``, None first, then by
+    name; the frames are those of ``write_regression_calibration_diagrams``."""
+    return [
+        (version, _figure(levels, panels, version, run_date))
+        for version, panels in group_by_model_version(slices)
+    ]
 
 
 def _figure(

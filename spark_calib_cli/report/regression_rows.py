@@ -43,9 +43,32 @@ def run_regression_report(
     worst slices by miscalibration area with at least ``min_slice_rows`` rows) and return the
     paths; nothing when the run has no ``calibration_regression`` rows (no std column).
     """
+    frames = regression_frames(
+        spark, output, metrics, run_date, top_slices=top_slices, min_slice_rows=min_slice_rows
+    )
+    if frames is None:
+        return []
+    rows, panels = frames
+    return write_regression_calibration_diagrams(
+        rows, panels, out_dir, run_date=run_date.isoformat()
+    )
+
+
+def regression_frames(
+    spark: SparkSession,
+    output: OutputConfig,
+    metrics: DataFrame,
+    run_date: dt.date,
+    *,
+    top_slices: int,
+    min_slice_rows: int,
+) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The coverage levels and the panels (the frames of
+    ``write_regression_calibration_diagrams``) of the overall slice and the worst slices, or
+    None when the run has no ``calibration_regression`` rows."""
     levels = read_optional_partition(spark, output, REGRESSION_TABLE, run_date)
     if levels is None:
-        return []
+        return None
     chosen = worst_slices(
         regression_overview(metrics), top=top_slices, min_rows=min_slice_rows, by=REGRESSION_RANKING
     )
@@ -58,7 +81,5 @@ def run_regression_report(
         .toPandas(),
     )
     if rows.empty:
-        return []
-    return write_regression_calibration_diagrams(
-        rows, panels, out_dir, run_date=run_date.isoformat()
-    )
+        return None
+    return rows, panels

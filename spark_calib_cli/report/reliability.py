@@ -43,10 +43,26 @@ def write_reliability_diagrams(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for version, panels in group_by_model_version(slices):
-        figure = _figure(reliability, panels, version, run_date, positive_class)
+    for version, figure in reliability_figures(
+        reliability, slices, run_date=run_date, positive_class=positive_class
+    ):
         save_figure(figure, out_dir, FILE_STEM, version, written)
     return written
+
+
+def reliability_figures(
+    reliability: pd.DataFrame,
+    slices: pd.DataFrame,
+    *,
+    run_date: str,
+    positive_class: bool = False,
+) -> list[tuple[str | None, Figure]]:
+    """One (model_version, figure) per model version of ``slices``, None first, then by name;
+    the frames are those of ``write_reliability_diagrams``."""
+    return [
+        (version, _figure(reliability, panels, version, run_date, positive_class))
+        for version, panels in group_by_model_version(slices)
+    ]
 
 
 def _figure(

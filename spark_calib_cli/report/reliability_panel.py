@@ -99,10 +99,16 @@ def draw_reliability(
         axes.errorbar(
             centre,
             accuracy,
-            yerr=[
-                accuracy - filled["ci_lower"].to_numpy(dtype=float),
-                filled["ci_upper"].to_numpy(dtype=float) - accuracy,
-            ],
+            # Rounding can put a bound a hair past the rate (a bin of all ones or all zeros,
+            # or weighted means): matplotlib refuses negative lengths, so they are clipped to 0.
+            yerr=np.clip(
+                [
+                    accuracy - filled["ci_lower"].to_numpy(dtype=float),
+                    filled["ci_upper"].to_numpy(dtype=float) - accuracy,
+                ],
+                0.0,
+                None,
+            ),
             fmt="none",
             ecolor=WHISKER_COLOR,
             elinewidth=1.0,

@@ -36,14 +36,23 @@ def write_roc_curves(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    for version, figure in roc_figures(points, slices, run_date=run_date):
+        save_figure(figure, out_dir, FILE_STEM, version, written)
+    return written
+
+
+def roc_figures(
+    points: pd.DataFrame, slices: pd.DataFrame, *, run_date: str
+) -> list[tuple[str | None, Figure]]:
+    """One (model_version, figure) per model version of ``slices`` that has points, None
+    first, then by name; the frames are those of ``write_roc_curves``."""
+    figures: list[tuple[str | None, Figure]] = []
     for version, panels in group_by_model_version(slices):
         panel = panels[0]
         curve = rows_of(points, panel)
-        if curve.empty:
-            continue
-        figure = _figure(curve, panel, version, run_date)
-        save_figure(figure, out_dir, FILE_STEM, version, written)
-    return written
+        if not curve.empty:
+            figures.append((version, _figure(curve, panel, version, run_date)))
+    return figures
 
 
 def _figure(

@@ -31,19 +31,29 @@ def run_roc_report(
 ) -> list[Path]:
     """Write ``roc_<model_version>.png`` for each model version with ROC points in the run
     date's ``calibration_roc`` partition and return the paths (none without that table)."""
+    frames = roc_frames(spark, output, metrics, run_date)
+    if frames is None:
+        return []
+    points, summary = frames
+    return write_roc_curves(points, summary, out_dir, run_date=run_date.isoformat())
+
+
+def roc_frames(
+    spark: SparkSession, output: OutputConfig, metrics: DataFrame, run_date: dt.date
+) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The overall slices' ROC points of the run date and their summary (the frames of
+    ``write_roc_curves``), or None when the run wrote no ``calibration_roc`` rows."""
     points = read_optional_partition(spark, output, ROC_TABLE, run_date)
     if points is None:
-        return []
+        return None
     is_overall = F.col("slice_name") == F.lit(OVERALL_SLICE_NAME)
     overall = cast(
         pd.DataFrame,
         points.where(is_overall).select(*KEY_COLUMNS, *POINT_COLUMNS).toPandas(),
     )
     if overall.empty:
-        return []
-    return write_roc_curves(
-        overall, _overall_summary(metrics), out_dir, run_date=run_date.isoformat()
-    )
+        return None
+    return overall, _overall_summary(metrics)
 
 
 def _overall_summary(metrics: DataFrame) -> pd.DataFrame:

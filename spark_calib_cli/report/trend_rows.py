@@ -10,6 +10,7 @@ reach the driver.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -32,6 +33,16 @@ MAX_ALERT_SLICES = 11
 SERIES_KEYS = ("metric", "slice_name", "slice_value")
 
 
+@dataclass(frozen=True)
+class TrendFrames:
+    """The frames of ``write_trend_figures``: the watched metrics' points, the rules'
+    thresholds and the alerts that fired."""
+
+    points: pd.DataFrame
+    thresholds: pd.DataFrame
+    fired: pd.DataFrame
+
+
 def run_trend_report(
     spark: SparkSession,
     config: Config,
@@ -43,6 +54,29 @@ def run_trend_report(
 ) -> list[Path]:
     """Write ``trend_<metric>.png`` for the last ``windows`` windows of ``granularity`` that
     end on or before ``run_date``; return the paths ([] when there is nothing to draw)."""
+    frames = trend_frames(spark, config, run_date, granularity, windows=windows)
+    if frames is None:
+        return []
+    return write_trend_figures(
+        frames.points,
+        frames.thresholds,
+        frames.fired,
+        out_dir,
+        granularity=granularity,
+        run_date=run_date.isoformat(),
+    )
+
+
+def trend_frames(
+    spark: SparkSession,
+    config: Config,
+    run_date: dt.date,
+    granularity: str,
+    *,
+    windows: int = DEFAULT_TREND_WINDOWS,
+) -> TrendFrames | None:
+    """The trend rows of the last ``windows`` windows of ``granularity`` that end on or
+    before ``run_date`` (see the module docstring), or None when there is no such window."""
     assert config.output is not None
     metrics = read_table(spark, config.output, METRICS_TABLE).where(
         (F.col(GRANULARITY) == F.lit(granularity)) & (F.col(RUN_DATE) <= F.lit(run_date))
@@ -56,8 +90,8 @@ def run_trend_report(
         .collect()
     ]
     if not ends:
-        return []
-    watched = _watched_metrics(config)
+        return None
+    watched = watched_metrics(config)
     metrics = metrics.where(F.col(RUN_DATE).isin(ends) & F.col("metric").isin(watched))
     fired = _fired(spark, config, granularity, ends, watched)
     most_fired = Window.partitionBy("metric").orderBy(F.col("count").desc(), *SERIES_KEYS)
@@ -84,17 +118,11 @@ def run_trend_report(
     fired_frame = _pandas(
         fired.select(*SERIES_KEYS, "model_version", WINDOW_END, "rule").distinct()
     )
-    return write_trend_figures(
-        point_frame,
-        _thresholds(config),
-        fired_frame,
-        out_dir,
-        granularity=granularity,
-        run_date=run_date.isoformat(),
-    )
+    return TrendFrames(point_frame, _thresholds(config), fired_frame)
 
 
-def _watched_metrics(config: Config) -> list[str]:
+def watched_metrics(config: Config) -> list[str]:
+    """The metrics named by alert rules, else ``DEFAULT_TREND_METRICS``."""
     ruled = list(dict.fromkeys(rule.metric for rule in config.alerts))
     return ruled or list(DEFAULT_TREND_METRICS)
 

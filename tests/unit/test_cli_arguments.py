@@ -180,3 +180,24 @@ def test_baseline_dates_need_daily_runs_before_spark_starts(
         "spark-calib: error: drift.baseline_dates sums daily statistics, but each run covers 7 "
         "days (input.window.lookback_days: 7); set it to 1"
     ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate"],
+        ["rollup", "--granularity", "week"],
+        ["report"],
+    ],
+)
+def test_html_flag_is_parsed_before_spark(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A bad run date fails before Spark starts: the flag itself was accepted by the parser.
+    config = write_config(tmp_path, VALID_CONFIG)
+    argv = [*command, "--config", config, "--run-date", "2024-13-01", "--html", "page.html"]
+
+    code, err = run_main(argv, capsys)
+
+    assert code == ExitCode.CONFIG
+    assert "2024-13-01" in err[-1]

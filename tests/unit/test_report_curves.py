@@ -133,3 +133,24 @@ def test_roc_title_prefers_the_exact_auc(
     exact: float | None, binned: float | None, shown: str
 ) -> None:
     assert auc_label({"roc_auc": exact, "roc_auc_binned": binned}, "roc_auc") == shown
+
+
+def test_reliability_whiskers_accept_a_bound_a_hair_past_the_rate() -> None:
+    from spark_calib_cli.report.reliability_panel import draw_reliability
+
+    # A bin of all ones whose upper bound was rounded just below 1.0 (as a written table can
+    # hold): the whisker has length 0 there instead of failing the figure.
+    bins = pd.DataFrame(
+        [
+            {"bin": 0, "bin_lower": 0.0, "bin_upper": 0.5, "n": 10, "weight_sum": 10.0}
+            | {"mean_confidence": 0.3, "accuracy": 0.2, "ci_lower": 0.05, "ci_upper": 0.5},
+            {"bin": 1, "bin_lower": 0.5, "bin_upper": 1.0, "n": 10, "weight_sum": 10.0}
+            | {"mean_confidence": 0.9, "accuracy": 1.0, "ci_lower": 0.7, "ci_upper": 1.0 - 1e-15},
+        ]
+    )
+    axes = Figure().add_subplot()
+
+    draw_reliability(axes, bins, legend=False)
+
+    (whiskers,) = [c for c in axes.containers if type(c).__name__ == "ErrorbarContainer"]
+    assert whiskers is not None

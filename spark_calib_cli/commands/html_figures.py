@@ -1,0 +1,188 @@
+"""The figures of the HTML report, drawn by the PNG report's code and encoded as data URIs:
+reliability diagrams, ROC and precision-recall curves, interval coverage and trends, each with
+alt text that names what it shows."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_calib.config import Config, OutputConfig
+from spark_calib_cli.console.worst_slices import RANK
+from spark_calib_cli.html import FigureImage
+from spark_calib_cli.html.figures import figure_image
+from spark_calib_cli.report.labels import slice_label
+from spark_calib_cli.report.regression import regression_calibration_figures
+from spark_calib_cli.report.regression_rows import regression_frames
+from spark_calib_cli.report.reliability import reliability_figures
+from spark_calib_cli.report.reliability_rows import reliability_frames
+from spark_calib_cli.report.roc import roc_figures
+from spark_calib_cli.report.roc_rows import roc_frames
+from spark_calib_cli.report.trend import trend_figure
+from spark_calib_cli.report.trend_rows import trend_frames
+
+# Panels of the reliability and coverage figures: overall and the worst slices, as --report.
+FIGURE_SLICES = 5
+RELIABILITY_CAPTION = "Reliability diagrams: overall and the worst slices by ECE"
+RELIABILITY_ALT = (
+    "reliability diagrams (observed rate against predicted probability per bin, with the "
+    "histogram of the predictions) of"
+)
+ROC_CAPTION = "ROC and precision-recall curves of the overall slice"
+COVERAGE_CAPTION = "Interval coverage: overall and the worst slices by miscalibration area"
+COVERAGE_ALT = "interval coverage (observed against expected, per level) of"
+
+
+def version_figures(
+    spark: SparkSession,
+    output: OutputConfig,
+    metrics: DataFrame,
+    run_date: dt.date,
+    granularity: str,
+    *,
+    daily: bool,
+    regression: bool,
+    positive_class: bool,
+    min_slice_rows: int,
+) -> dict[str | None, list[FigureImage]]:
+    """The figures of each model version, as the PNG report draws them: reliability
+    diagrams, ROC and PR curves (daily binary runs), interval coverage (daily regression)."""
+    if regression:
+        if not daily:
+            # The interval calibration table is written by daily runs only.
+            return {}
+        return _regression_figures(spark, output, metrics, run_date, min_slice_rows)
+    images: dict[str | None, list[FigureImage]] = {}
+    bins, panels = reliability_frames(
+        spark, output, metrics, run_date, FIGURE_SLICES, min_slice_rows, granularity
+    )
+    drawn = reliability_figures(
+        bins, panels, run_date=run_date.isoformat(), positive_class=positive_class
+    )
+    for version, figure in drawn:
+        alt = _panels_alt(panels, version, RELIABILITY_ALT, "ece")
+        images.setdefault(version, []).append(_image(figure, RELIABILITY_CAPTION, alt))
+    curves = roc_frames(spark, output, metrics, run_date) if daily else None
+    if curves is not None:
+        points, summary = curves
+        for version, figure in roc_figures(points, summary, run_date=run_date.isoformat()):
+            alt = _roc_alt(summary, version)
+            images.setdefault(version, []).append(_image(figure, ROC_CAPTION, alt))
+    return images
+
+
+def _regression_figures(
+    spark: SparkSession,
+    output: OutputConfig,
+    metrics: DataFrame,
+    run_date: dt.date,
+    min_slice_rows: int,
+) -> dict[str | None, list[FigureImage]]:
+    frames = regression_frames(
+        spark, output, metrics, run_date, top_slices=FIGURE_SLICES, min_slice_rows=min_slice_rows
+    )
+    if frames is None:
+        return {}
+    levels, panels = frames
+    drawn = regression_calibration_figures(levels, panels, run_date=run_date.isoformat())
+    return {
+        version: [
+            _image(
+                figure,
+                COVERAGE_CAPTION,
+                _panels_alt(panels, version, COVERAGE_ALT, "miscalibration_area"),
+            )
+        ]
+        for version, figure in drawn
+    }
+
+
+def _image(figure: Figure, caption: str, alt: str) -> FigureImage:
+    return figure_image(figure, caption=caption, alt=alt)
+
+
+def _panels_alt(panels: pd.DataFrame, version: str | None, what: str, metric: str) -> str:
+    """``Model v1: reliability diagrams … of overall (ECE 0.0123, n=…), country=BR (…)``."""
+    rows = _of_version(panels, version).sort_values(RANK)
+    described = [
+        f"{slice_label(row['slice_name'], row['slice_value'])} "
+        f"({metric} {_number(row.get(metric))}, n={int(row['n']):,})"
+        for row in rows.to_dict("records")
+    ]
+    return f"Model {version or 'all'}: {what} " + "; ".join(described)
+
+
+def _roc_alt(summary: pd.DataFrame, version: str | None) -> str:
+    rows = _of_version(summary, version).to_dict("records")
+    row = rows[0] if rows else {}
+    roc = row.get("roc_auc") if not _missing(row.get("roc_auc")) else row.get("roc_auc_binned")
+    pr = row.get("pr_auc") if not _missing(row.get("pr_auc")) else row.get("pr_auc_binned")
+    return (
+        f"Model {version or 'all'}: ROC curve (AUC {_number(roc)}) and precision-recall curve "
+        f"(AUC {_number(pr)}) of the overall slice"
+    )
+
+
+def trend_images(
+    spark: SparkSession, config: Config, run_date: dt.date, granularity: str, windows: int
+) -> tuple[FigureImage, ...]:
+    """One trend figure per watched metric over the last ``windows`` windows."""
+    if windows <= 0:
+        return ()
+    frames = trend_frames(spark, config, run_date, granularity, windows=windows)
+    if frames is None:
+        return ()
+    images = []
+    for metric in sorted(frames.points["metric"].astype(str).unique()):
+        figure = trend_figure(
+            metric,
+            frames.points,
+            frames.thresholds,
+            frames.fired,
+            granularity=granularity,
+            run_date=run_date.isoformat(),
+        )
+        images.append(
+            _image(
+                figure,
+                f"{metric} by {granularity} window",
+                _trend_alt(metric, frames.fired, granularity),
+            )
+        )
+    return tuple(images)
+
+
+def _trend_alt(metric: str, fired: pd.DataFrame, granularity: str) -> str:
+    hits = fired[fired["metric"] == metric] if not fired.empty else fired
+    marks = sorted(
+        {
+            f"{row['model_version'] or 'all'} {slice_label(row['slice_name'], row['slice_value'])} "
+            f"on {row['window_end']}"
+            for row in hits.to_dict("records")
+        }
+    )
+    fired_text = "alerts fired: " + "; ".join(marks) if marks else "no alert fired"
+    return (
+        f"{metric} by {granularity} window, one line per model version, one panel for the "
+        f"overall slice and one per slice where an alert fired, with the rules' thresholds "
+        f"as dashed lines; {fired_text}"
+    )
+
+
+def _of_version(frame: pd.DataFrame, version: str | None) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    same = frame["model_version"].isna() if version is None else frame["model_version"] == version
+    return frame[same]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _number(value: Any) -> str:
+    return "n/a" if _missing(value) else f"{float(value):.4f}"
