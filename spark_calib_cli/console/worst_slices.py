@@ -57,11 +57,15 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
     ``reliability_slope`` Σ W_b (c_b − c̄)(a_b − ā) / Σ W_b (c_b − c̄)² (the slope of the
     observed rate on the prediction across bins: below 1 the predictions are too extreme),
     ``ece_null`` = Σ_b W_b·√(2/π)·√(c_b(1 − c_b)/n_eff,b) / W, ``ece_ci_lower`` (the lower end
-    of the ECE's interval) and ``ece_excess`` = coalesce(ece_ci_lower, ece) − ece_null.
+    of the ECE's interval) and ``ece_excess`` = coalesce(ece_ci_lower, ece) − coalesce(ece_null,
+    0) (the ECE itself for tables without the uncertainty columns).
 
     Over-confidence of a top-label view shows as ``mean_confidence`` above ``accuracy``.
     """
     bins = reliability.where(F.col("class").isNull() & (F.col("n") > F.lit(0)))
+    # Tables written before the uncertainty columns have neither n_eff nor ci_lower: there the
+    # ranking falls back to the ECE itself.
+    n_eff = F.col("n_eff") if "n_eff" in reliability.columns else F.lit(None).cast("double")
     weight, c, a = F.col("weight_sum"), F.col("mean_confidence"), F.col("accuracy")
     moments = bins.groupBy(*KEY_COLUMNS).agg(
         F.sum(weight).alias("_w"),
@@ -69,9 +73,9 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
         F.sum(weight * a).alias("_a"),
         F.sum(weight * c * c).alias("_cc"),
         F.sum(weight * c * a).alias("_ca"),
-        F.sum(
-            weight * F.lit(math.sqrt(2.0 / math.pi)) * F.sqrt(c * (1.0 - c) / F.col("n_eff"))
-        ).alias("_null"),
+        F.sum(weight * F.lit(math.sqrt(2.0 / math.pi)) * F.sqrt(c * (1.0 - c) / n_eff)).alias(
+            "_null"
+        ),
     )
     w = F.col("_w")
     covariance = F.col("_ca") - F.col("_c") * F.col("_a") / w
@@ -98,7 +102,12 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
     top_label = metrics.where(F.col("class").isNull())
     no_size = [F.lit(None).cast("long").alias("n"), F.lit(None).cast("double").alias("weight_sum")]
     lower = top_label.where(F.col("metric") == F.lit("ece")).select(
-        *KEY_COLUMNS, F.lit(ECE_CI_LOWER).alias("metric"), F.col("ci_lower").alias(VALUE), *no_size
+        *KEY_COLUMNS,
+        F.lit(ECE_CI_LOWER).alias("metric"),
+        (F.col("ci_lower") if "ci_lower" in metrics.columns else F.lit(None).cast("double")).alias(
+            VALUE
+        ),
+        *no_size,
     )
     long = (
         top_label.where(F.col("metric") != F.lit(ECE_NULL))
@@ -114,7 +123,7 @@ def slice_overview(metrics: DataFrame, reliability: DataFrame) -> DataFrame:
             for name in (*OVERVIEW_METRICS, *RELIABILITY_COLUMNS, ECE_CI_LOWER)
         ],
     )
-    excess = F.coalesce(F.col(ECE_CI_LOWER), F.col("ece")) - F.col(ECE_NULL)
+    excess = F.coalesce(F.col(ECE_CI_LOWER), F.col("ece")) - F.coalesce(F.col(ECE_NULL), F.lit(0.0))
     return pivoted.withColumn(ECE_EXCESS, excess)
 
 

@@ -109,7 +109,9 @@ def test_format_summary_aligns_columns_and_names_the_direction() -> None:
         "device=tablet",
         "(#1",
         "by",
-        "ECE)",
+        "ECE",
+        "−",
+        "noise)",
         "99",
         "0.2500",
         "-",
@@ -133,3 +135,34 @@ def test_direction(confidence: float | None, accuracy: float, expected: str) -> 
 def test_slice_label_decodes_escapes_and_nulls() -> None:
     assert slice_label("overall", "") == "overall"
     assert slice_label("city,tier", "Paris\\, TX,\\N") == "city=Paris, TX, tier=null"
+
+
+def test_slices_are_ranked_by_ece_beyond_its_noise(spark: SparkSession) -> None:
+    """A: 150 rows, ECE 0.30 with lower bound 0.05, one bin at p̄ = 0.5 with n_eff 150, so
+    ece_null = √(2/π)·√(0.25/150) = 0.0326 and the excess 0.0174. B: 5,000 rows, ECE 0.12
+    with lower bound 0.10, n_eff 5,000: ece_null = √(2/π)·√(0.25/5000) = 0.0056, excess 0.0944.
+    B is worse beyond its noise though its ECE is smaller."""
+    ddl = METRICS_DDL + ", ci_lower double"
+    metrics = [
+        ("v1", "overall", "", None, "ece", 0.1, 5150, 5150.0, 0.09),
+        ("v1", "country", "A", None, "ece", 0.30, 150, 150.0, 0.05),
+        ("v1", "country", "B", None, "ece", 0.12, 5000, 5000.0, 0.10),
+    ]
+    reliability = [
+        ("v1", "country", value, None, 0, 0.0, 1.0, n, float(n), 0.5, 0.5, 0.0, float(n))
+        for value, n in (("A", 150), ("B", 5000))
+    ]
+    rows = collect_summary(
+        spark.createDataFrame(metrics, ddl),
+        spark.createDataFrame(reliability, RELIABILITY_DDL + ", n_eff double"),
+        top=2,
+        min_rows=100,
+    )
+    ranked = {row.slice_label: row for row in rows if row.rank > 0}
+    assert (ranked["country=B"].rank, ranked["country=A"].rank) == (1, 2)
+    assert ranked["country=A"].values["ece_null"] == pytest.approx(
+        (2 / 3.141592653589793) ** 0.5 * (0.25 / 150) ** 0.5
+    )
+    assert ranked["country=B"].values["ece_excess"] == pytest.approx(
+        0.10 - (2 / 3.141592653589793) ** 0.5 * (0.25 / 5000) ** 0.5
+    )
