@@ -26,7 +26,7 @@ from spark_calib.constants import (
     DEFAULT_THRESHOLDS,
     LOG_EPS,
 )
-from spark_calib.registry import MetricSpec, resolve_metrics
+from spark_calib.registry import EXACT_RANKING, SMOOTH, MetricSpec, resolve_metrics
 
 Task = Literal["binary", "multiclass", "top_label", "regression"]
 BinEdges = Literal["left_closed", "right_closed"]
@@ -347,7 +347,7 @@ class Config(StrictModel):
         """Whether ``spec`` gets a standard error under ``uncertainty.method`` (``none``: the
         metrics with an analytic one keep the drift table's row-count noise model)."""
         if self.uncertainty.jackknife:
-            return spec.noise and spec.family not in {"smooth", "exact_ranking"}
+            return spec.noise and spec.family not in {SMOOTH, EXACT_RANKING}
         return spec.se is not None
 
     def _check_class_keys(self) -> None:
