@@ -125,7 +125,7 @@ def standalone_cluster(workdir: Path, n_workers: int = 2) -> Iterator[Cluster]:
             processes.append(process)
             cluster.workers.append(Worker(process, work_dir, log))
         wait_for(
-            lambda: cluster.state().get("aliveworkers") == n_workers,
+            lambda: _alive_workers(cluster) == n_workers,
             timeout=START_TIMEOUT_SECONDS,
             what=f"{n_workers} registered workers",
             logs=cluster.logs(),
@@ -161,8 +161,13 @@ def cluster_logs(cluster: Cluster, *extra: Path) -> str:
 
 
 def _reachable(cluster: Cluster) -> bool:
+    return _alive_workers(cluster) is not None
+
+
+def _alive_workers(cluster: Cluster) -> int | None:
+    """The master's count of alive workers; None while its page is not up or not JSON yet
+    (a master still starting answers with an empty body)."""
     try:
-        cluster.state()
-    except OSError:
-        return False
-    return True
+        return int(cluster.state().get("aliveworkers", 0))
+    except (OSError, ValueError):
+        return None
