@@ -17,7 +17,7 @@ from spark_calib.metrics.ranking import roc_from_stats, thresholds_from_stats
 from spark_calib.metrics.regression import regression_calibration_from_stats
 from spark_calib.metrics.reliability import reliability_from_stats
 from spark_calib.metrics.uncertainty import with_intervals
-from spark_calib.recalibration.table import recalibration_table
+from spark_calib.recalibration.table import multiclass_recalibration_table, recalibration_table
 from spark_calib.registry import EXACT_RANKING, MetricSpec, resolve_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.canonical import canonical_rows, reason_expression
@@ -41,8 +41,9 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     ``metrics``, ``reliability`` and ``stats`` read only that cache. For multiclass without
     ``num_classes`` or ``class_names``, K is read from the first non-null array (a one-row job).
 
-    With ``recalibration``, the maps are fitted and scored from the cached statistics' fine
-    cells (one small collect, no pass over ``df``) into ``result.recalibration``.
+    With ``recalibration``, the binary maps are fitted and scored from the cached statistics'
+    fine cells (one small collect, no pass over ``df``) into ``result.recalibration``; the
+    multiclass temperature takes two more passes over ``df`` (its logits are not summable).
 
     Raises ``InvalidRowsError`` (with counts per reason) when the fraction of invalid rows is
     above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
@@ -55,7 +56,8 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     needs = row_needs(
         specs,
         cells=cfg.binning.strategy == "equal_mass",
-        cells_by_label=cfg.recalibration is not None,
+        cells_by_label=cfg.recalibration is not None and cfg.task == "binary",
+        logits=cfg.recalibration is not None and cfg.task == "multiclass",
     )
     rows = canonical_rows(df, cfg, types, num_classes, needs)
     plan = choose_strategy(cfg)
@@ -89,9 +91,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
             if cfg.task == "regression" and with_std
             else None
         ),
-        recalibration=(
-            recalibration_table(stats_df, cfg) if cfg.recalibration is not None else None
-        ),
+        recalibration=_recalibration(stats_df, rows, cfg, num_classes),
         _cached=(stats_df,),
     )
 
@@ -107,6 +107,18 @@ def _metrics(
         return from_stats
     exact_metrics = defined_values(exact_ranking_metrics(rows, cfg, exact))
     return from_stats.unionByName(with_intervals(exact_metrics, stats_df, cfg))
+
+
+def _recalibration(
+    stats_df: DataFrame, rows: DataFrame, cfg: Config, num_classes: int | None
+) -> DataFrame | None:
+    """The recalibration table: binary from the statistics' cells, multiclass from the rows."""
+    if cfg.recalibration is None:
+        return None
+    if cfg.task == "multiclass":
+        assert num_classes is not None
+        return multiclass_recalibration_table(rows, cfg, num_classes)
+    return recalibration_table(stats_df, cfg)
 
 
 def _check_class_config(cfg: Config, num_classes: int | None) -> None:

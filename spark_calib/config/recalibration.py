@@ -82,12 +82,21 @@ def check_recalibration(
     recalibration: RecalibrationConfig, task: str, positive_class: bool, window_column: str | None
 ) -> None:
     """The section against the rest of the config (the hook ``Config`` calls): binary maps of
-    the positive-class score only, and a date range needs a column."""
-    if task != "binary" or not positive_class:
+    the positive-class score, multiclass temperature scaling of the logits (or log
+    probabilities), and a date range needs a column."""
+    if task == "multiclass":
+        others = [method for method in recalibration.methods if method != "temperature"]
+        if others:
+            raise ValueError(
+                f"recalibration.methods {others} are binary maps; task multiclass fits "
+                "temperature only"
+            )
+    elif task != "binary":
+        raise ValueError(f"recalibration needs task binary or multiclass, not {task}")
+    elif not positive_class:
         raise ValueError(
-            "recalibration needs task binary with binary_view positive_class "
-            f"(its maps are fitted on the score's fine cells), not {task}; multiclass "
-            "temperature scaling is not implemented"
+            "recalibration on task binary needs binary_view positive_class (its maps are "
+            "fitted on the score's fine cells), not top_label"
         )
     fit = recalibration.fit
     if fit is not None and fit.is_date_range and fit.column is None and window_column is None:

@@ -34,6 +34,13 @@ _SUMS = {
     "correct": stats.SUM_WEIGHT_CORRECT,
 }
 Key = tuple[str | None, str, str]
+
+
+def sort_key(key: Key) -> tuple[str, bool, str, str]:
+    """Table order: model version, then ``overall`` first, then slice name and value."""
+    return (key[0] or "", key[1] != OVERALL_SLICE_NAME, key[1], key[2])
+
+
 _POSITIVE = list(_SUMS).index("o")
 # (cell, bin, label, fit, sums)
 _Entry = tuple[int, int, int, int, list[float]]

@@ -35,7 +35,8 @@ from spark_calib.recalibration.fit import (
     fit_platt,
     fit_temperature,
 )
-from spark_calib.recalibration.points import CellRows, Key, collect_cell_rows
+from spark_calib.recalibration.multiclass import multiclass_recalibration_rows
+from spark_calib.recalibration.points import CellRows, Key, collect_cell_rows, sort_key
 from spark_calib.recalibration.scores import (
     SCORES,
     Scores,
@@ -85,6 +86,11 @@ def recalibration_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataF
     cfg = load_config(config)
     if cfg.recalibration is None:
         raise ConfigError("recalibration_from_stats needs a config with a recalibration section")
+    if cfg.task == "multiclass":
+        raise ConfigError(
+            "multiclass temperature scaling is fitted from the rows' logits, which the "
+            "statistics do not hold: evaluate the window's rows instead"
+        )
     return recalibration_table(stats_df, cfg)
 
 
@@ -100,15 +106,11 @@ def recalibration_table(stats_df: DataFrame, config: Config) -> DataFrame:
         for key, key_rows in cells.items():
             if key[1] == OVERALL_SLICE_NAME:
                 overall[key[0]] = _fit(method, key_rows.fit_rows())
-        for key in sorted(cells, key=_sort_key):
+        for key in sorted(cells, key=sort_key):
             key_rows = cells[key]
             chosen = _choose(method, key, key_rows, overall.get(key[0]), recalibration.min_fit_rows)
             rows.append(_row(key, method, key_rows, chosen, config))
     return stats_df.sparkSession.createDataFrame(rows, RECALIBRATION_SCHEMA)
-
-
-def _sort_key(key: Key) -> tuple[str, bool, str, str]:
-    return (key[0] or "", key[1] != OVERALL_SLICE_NAME, key[1], key[2])
 
 
 def _choose(
@@ -121,6 +123,13 @@ def _choose(
         return _Fit(overall, fallback=True)
     own = _fit(method, fit_rows)
     return _Fit(own, fallback=False) if own is not None else _Fit(overall, fallback=True)
+
+
+def multiclass_recalibration_table(rows: DataFrame, config: Config, num_classes: int) -> DataFrame:
+    """The temperature rows of a multiclass config from its canonical rows (two passes,
+    ``spark_calib.recalibration.multiclass``)."""
+    out = multiclass_recalibration_rows(rows, config, num_classes)
+    return rows.sparkSession.createDataFrame(out, RECALIBRATION_SCHEMA)
 
 
 def fit_points(rows: CellRows) -> FitPoints:

@@ -15,7 +15,8 @@ Output columns (internal names, so user column names never collide with ours):
   the binary score, ``spark_calib.rows.cells``) and ``_logit`` (its clipped logit);
   ``_threshold_bin`` (how many configured thresholds the score reaches); ``_fit`` (1 for a
   recalibration fit row, 0 for an evaluated row, ``spark_calib.rows.fit_rows``); ``_cost``
-  (Σ_k p_k C[y, k]); ``_score``.
+  (Σ_k p_k C[y, k]); ``_score``; ``_logits`` (array<double>: the logits, or log(max(p_k, ε)))
+  and ``_label`` for multiclass temperature scaling.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ THRESHOLD_BIN = "_threshold_bin"
 FIT = "_fit"
 COST = "_cost"
 SCORE = "_score"
+LOGITS = "_logits"
 TARGET = "_target"
 SQ_ERROR = "_sq_error"
 ABS_ERROR = "_abs_error"
@@ -187,6 +189,10 @@ def _row_terms(
     if needs.per_class or needs.exact_probs:
         assert terms.probs is not None and terms.label is not None
         found[PROBS] = terms.probs
+        found[LABEL] = terms.label
+    if needs.logits:
+        assert terms.logits is not None and terms.label is not None
+        found[LOGITS] = terms.logits
         found[LABEL] = terms.label
     if needs.true_class:
         assert terms.label is not None

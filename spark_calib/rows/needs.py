@@ -29,7 +29,7 @@ class RowNeeds:
     threshold_bin: how many configured thresholds the score reaches; cost: the expected
     misclassification cost term; exact_score: the raw binary score for the exact ranking pass;
     exact_probs: ``_probs``/``_label`` for the exact one-vs-rest pass, without per-class items
-    in the aggregation.
+    in the aggregation; logits: ``_logits`` and ``_label`` for multiclass temperature scaling.
     """
 
     per_class: bool = False
@@ -40,14 +40,20 @@ class RowNeeds:
     cost: bool = False
     exact_score: bool = False
     exact_probs: bool = False
+    logits: bool = False
 
 
 def row_needs(
-    specs: Iterable[MetricSpec], *, cells: bool = False, cells_by_label: bool = False
+    specs: Iterable[MetricSpec],
+    *,
+    cells: bool = False,
+    cells_by_label: bool = False,
+    logits: bool = False,
 ) -> RowNeeds:
     """The optional per-row terms and keys the specs' families and ``row_terms`` read;
-    ``cells`` asks for the fine cells whatever the metrics (equal-mass bins), and
-    ``cells_by_label`` for the cells split by label too (recalibration)."""
+    ``cells`` asks for the fine cells whatever the metrics (equal-mass bins),
+    ``cells_by_label`` for the cells split by label too (binary recalibration) and ``logits``
+    for the logit vectors (multiclass recalibration)."""
     specs = list(specs)
     needed = families(specs)
     terms = frozenset(term for spec in specs for term in spec.row_terms)
@@ -60,4 +66,5 @@ def row_needs(
         cost="cost" in terms,
         exact_score="exact_score" in terms,
         exact_probs="exact_probs" in terms,
+        logits=logits,
     )

@@ -44,7 +44,8 @@ from spark_calib.rows.validation import (
 class TaskTerms:
     """Row expressions of one task. ``probs``/``label``/``predicted`` (class indices) are set
     for binary and multiclass, ``score`` for binary, ``target``/``error``/``sigma`` for
-    regression (``sigma`` only with std or variance)."""
+    regression (``sigma`` only with std or variance); ``logits`` for multiclass: the logits, or
+    log(max(p_k, ε)) from probabilities (what temperature scaling divides)."""
 
     checks: list[Check]
     confidence: Column | None = None
@@ -56,6 +57,7 @@ class TaskTerms:
     label: Column | None = None
     predicted: Column | None = None
     score: Column | None = None
+    logits: Column | None = None
     target: Column | None = None
     error: Column | None = None
     sigma: Column | None = None
@@ -127,6 +129,7 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
         label = numeric_label.try_cast("int")
     if columns.probs is not None:
         log_p_true = F.log(F.greatest(F.get(probs, label), F.lit(config.nll_eps)))
+        logits = F.transform(probs, lambda p: F.log(F.greatest(p, F.lit(config.nll_eps))))
     else:
         log_p_true = log_softmax_at(logits, label)
     predicted = first_argmax(probs)
@@ -141,6 +144,7 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
         probs=probs,
         label=label,
         predicted=predicted,
+        logits=logits,
     )
 
 

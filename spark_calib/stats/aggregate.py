@@ -113,11 +113,12 @@ class SliceSetLabels:
     value: Column
 
 
-def slice_set_labels(config: Config) -> SliceSetLabels:
-    """slice_name and slice_value of the set whose index is in ``_slice_set``."""
+def slice_set_labels(config: Config, sets: Sequence[Sequence[str]] | None = None) -> SliceSetLabels:
+    """slice_name and slice_value of the set whose index is in ``_slice_set``; ``sets``
+    (default ``config.slices``) are the slice sets the indices stand for."""
     name_expr: Column | None = None
     value_expr: Column | None = None
-    for index, cols in enumerate(config.slices):
+    for index, cols in enumerate(config.slices if sets is None else sets):
         is_set = F.col(SLICE_SET) == index
         name_expr = (F if name_expr is None else name_expr).when(is_set, slice_name(cols))
         value_expr = (F if value_expr is None else value_expr).when(
@@ -127,11 +128,16 @@ def slice_set_labels(config: Config) -> SliceSetLabels:
     return SliceSetLabels(name_expr, value_expr)
 
 
-def copy_per_slice_set(rows: DataFrame, config: Config) -> DataFrame:
+def copy_per_slice_set(
+    rows: DataFrame, config: Config, sets: Sequence[Sequence[str]] | None = None
+) -> DataFrame:
     """Copy each row once per slice set (an ``inline`` of one struct per set): the result has
-    ``_slice_set`` (the set's index) and the slice keys, null where the set does not use them."""
-    sets = [_keys_of(config, cols) for cols in config.slices]
-    return _copies(rows, SLICE_SET, sets, _slice_keys(config))
+    ``_slice_set`` (the set's index in ``sets``, default ``config.slices``) and the slice keys,
+    null where the set does not use them."""
+    chosen = config.slices if sets is None else sets
+    return _copies(
+        rows, SLICE_SET, [_keys_of(config, cols) for cols in chosen], _slice_keys(config)
+    )
 
 
 def _copies(

@@ -53,7 +53,11 @@ def config(recalibration: Any, **extra: Any) -> dict[str, Any]:
             r"needs recalibration\.fit\.column or input\.window\.column",
         ),
         ({"fit": {"column": "split", "value": "val", "colour": 1}}, {}, "unknown config key"),
-        ({}, {"binary_view": "top_label"}, "recalibration needs task binary with binary_view"),
+        (
+            {},
+            {"binary_view": "top_label"},
+            "recalibration on task binary needs binary_view positive_class",
+        ),
     ],
 )
 def test_bad_recalibration_sections_are_one_line_errors(
@@ -64,14 +68,24 @@ def test_bad_recalibration_sections_are_one_line_errors(
     assert "\n" not in str(error.value)
 
 
-def test_recalibration_on_a_multiclass_task_says_it_is_not_implemented() -> None:
-    mapping = {
+def test_multiclass_fits_temperature_only_and_other_tasks_none() -> None:
+    mapping: dict[str, Any] = {
         "task": "multiclass",
-        "columns": {"probs": "p", "label": "y"},
+        "columns": {"logits": "z", "label": "y"},
         "recalibration": {"methods": ["temperature"]},
     }
-    with pytest.raises(ConfigError, match="multiclass temperature scaling is not implemented"):
+    loaded = load_config(mapping).recalibration
+    assert loaded is not None and loaded.methods == ("temperature",)
+    mapping["recalibration"] = {"methods": ["temperature", "isotonic"]}
+    with pytest.raises(ConfigError, match=r"methods \['isotonic'\] are binary maps"):
         load_config(mapping)
+    top_label = {
+        "task": "top_label",
+        "columns": {"confidence": "c", "correct": "ok"},
+        "recalibration": {"methods": ["temperature"]},
+    }
+    with pytest.raises(ConfigError, match="needs task binary or multiclass, not top_label"):
+        load_config(top_label)
 
 
 def test_defaults_and_the_two_forms_of_fit() -> None:

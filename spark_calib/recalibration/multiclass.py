@@ -1,0 +1,352 @@
+"""Canonical multiclass rows → the ``recalibration`` table's temperature rows, in two passes.
+
+1. **Grid pass** over the fit rows: per key (model version × slice set × value), n and
+   G_k = Σw·g(β_k), H_k = Σw·h(β_k) at the grid (``temperature_grid``; the terms in
+   ``spark_calib.rows.temperature_terms``). On the driver, each key's T̂ is the grid
+   interpolant's root; a key with fewer than ``min_fit_rows`` fit rows takes its model
+   version's ``overall`` T̂ (``fallback`` true).
+2. **Scoring pass** over every valid row, with the keys' T̂ joined (a broadcast of one row per
+   key): per key, fit flag, bin before and bin after, the sums of w, w·confidence, w·correct,
+   w·NLL and w·Brier before (the row's metric terms, ``spark_calib.rows.task_terms``) and
+   after (at β̂ = 1/T̂: confidence 1/s, NLL log s − β̂·d_y, Brier), and Σw·g, Σw·h at β̂.
+
+From the scoring sums, on the evaluated rows (fit flag ≠ 1) with W = Σw: ECE = Σ_b |Σ_{bin=b}
+w·(correct − confidence)| / W over the configured bins, NLL, Brier and accuracy = Σw·term / W,
+before and after; they are exact (no cell approximation), so ``after_bounds`` is 0. Accuracy
+after equals accuracy before: dividing the logits by T > 0 keeps their order. On the fit
+rows of a key fitted on its own rows, ``temperature_step`` (in ``parameters``) is the exact
+Newton step T′ − T̂ from Σw·g and Σw·h at T̂: the grid's error, near 0 when T̂ is exact
+(omitted at a bound, where the step need not vanish).
+
+The ``overall`` key of each model version is added as its own slice set when ``[]`` is not
+configured. The logits are the input's (``columns.logits``) or log(max(p_k, ε)) of
+``columns.probs``; at T = 1 the latter's after metrics differ from before only where p_k < ε.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config
+from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
+from spark_calib.recalibration.points import Key, sort_key
+from spark_calib.recalibration.scores import SCORES
+from spark_calib.recalibration.temperature_grid import (
+    grid_betas,
+    newton_step,
+    temperature_from_grid,
+)
+from spark_calib.rows import canonical as row
+from spark_calib.rows.binning import bin_index
+from spark_calib.rows.temperature_terms import (
+    derivatives,
+    moments,
+    scaled_outputs,
+    shifted,
+    shifted_logits,
+    squared_total,
+)
+from spark_calib.stats.aggregate import copy_per_slice_set, slice_set_labels
+
+FIT_FLAG = "_fit_flag"
+BETA = "_beta"
+BIN_AFTER = "_bin_after"
+_NAME = "_slice_name"
+_VALUE = "_slice_value"
+# Scoring sums: name → the per-row term summed as Σw·term (n is a count).
+_BEFORE = {"confidence": row.CONFIDENCE, "nll": row.NLL, "brier": row.BRIER}
+_AFTER = ("confidence", "nll", "brier", "g", "h")
+
+
+@dataclass(frozen=True)
+class _KeyFit:
+    """One key's fit: its fit rows' n, T̂, whether it is its model version's overall T̂
+    (``fallback``) and whether T̂ lies inside the grid (not at a bound)."""
+
+    n_fit: int = 0
+    temperature: float | None = None
+    fallback: bool = False
+    interior: bool = False
+
+
+@dataclass
+class _KeyScores:
+    """One key's scoring sums: evaluated rows by (bin before, bin after), fit rows' G, H."""
+
+    n_eval: int = 0
+    bins: list[tuple[int, int, dict[str, float]]] = field(default_factory=list)
+    fit_gradient: float = 0.0
+    fit_curvature: float = 0.0
+
+
+def multiclass_recalibration_rows(
+    rows: DataFrame, config: Config, num_classes: int
+) -> list[tuple[Any, ...]]:
+    """The temperature rows of the recalibration table (``RECALIBRATION_COLUMNS`` order)."""
+    recalibration = config.recalibration
+    assert recalibration is not None
+    sets = _slice_sets(config)
+    base = _base(rows, num_classes)
+    fits = _choose(_grid_pass(base, config, sets, num_classes), recalibration.min_fit_rows)
+    scores = _scoring_pass(base, config, sets, num_classes, fits)
+    out = []
+    for key in sorted(set(fits) | set(scores), key=sort_key):
+        out.append(_row(key, fits.get(key, _KeyFit()), scores.get(key, _KeyScores()), config))
+    return out
+
+
+def _slice_sets(config: Config) -> list[tuple[str, ...]]:
+    sets = [tuple(cols) for cols in config.slices]
+    return sets if () in sets else [*sets, ()]
+
+
+def _base(rows: DataFrame, num_classes: int) -> DataFrame:
+    """Valid rows: keys, weight, fit flag (1 fit, 0 evaluated, −1 both), the metric terms
+    before and the shifted logits."""
+    slices = [name for name in rows.columns if name.startswith("_slice_")]
+    fit = F.col(row.FIT) if row.FIT in rows.columns else F.lit(-1)
+    shifted_columns = shifted_logits(F.col(row.LOGITS), F.col(row.LABEL), num_classes)
+    return rows.where(F.col(row.REASON).isNull()).select(
+        row.MODEL_VERSION,
+        *slices,
+        row.WEIGHT,
+        fit.cast("int").alias(FIT_FLAG),
+        row.BIN,
+        row.CORRECT,
+        *_BEFORE.values(),
+        *[expression.alias(name) for name, expression in shifted_columns.items()],
+    )
+
+
+def _labelled(frame: DataFrame, config: Config, sets: Sequence[Sequence[str]]) -> DataFrame:
+    """One copy of each row per slice set, with its slice name and value."""
+    labels = slice_set_labels(config, sets)
+    copied = copy_per_slice_set(frame, config, sets)
+    return copied.withColumn(_NAME, labels.name).withColumn(_VALUE, labels.value)
+
+
+def _derivatives(
+    frame: DataFrame, num_classes: int, betas: Sequence[Column], keep: Sequence[str]
+) -> DataFrame:
+    """``keep``, the weight and g_m, h_m of each row at the β columns ``betas`` (a null β
+    gives null terms)."""
+    d = shifted(num_classes)
+    sums = []
+    for m, beta in enumerate(betas):
+        found = moments(d, beta)
+        sums += [found.total.alias(f"_s{m}"), found.first.alias(f"_a{m}")]
+        sums.append(found.second.alias(f"_b{m}"))
+    projected = frame.select(*keep, row.WEIGHT, d.true, *sums)
+    terms = []
+    for m in range(len(betas)):
+        found_terms = derivatives(F.col(f"_s{m}"), F.col(f"_a{m}"), F.col(f"_b{m}"), d.true)
+        terms += [found_terms["g"].alias(f"_g{m}"), found_terms["h"].alias(f"_h{m}")]
+    return projected.select(*keep, row.WEIGHT, *terms)
+
+
+def _collect_sums(labelled: DataFrame, size: int) -> dict[Key, tuple[int, np.ndarray, np.ndarray]]:
+    """Key → (n, G_m = Σw·g_m, H_m = Σw·h_m) of labelled ``_derivatives`` rows."""
+    weight = F.col(row.WEIGHT)
+    grid = range(size)
+    collected = (
+        labelled.groupBy(row.MODEL_VERSION, _NAME, _VALUE)
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            *[F.sum(weight * F.col(f"_g{m}")).alias(f"g{m}") for m in grid],
+            *[F.sum(weight * F.col(f"_h{m}")).alias(f"h{m}") for m in grid],
+        )
+        .collect()
+    )
+    return {
+        (r[row.MODEL_VERSION], r[_NAME], r[_VALUE]): (
+            int(r["n"]),
+            np.array([float(r[f"g{m}"] or 0.0) for m in grid]),
+            np.array([float(r[f"h{m}"] or 0.0) for m in grid]),
+        )
+        for r in collected
+    }
+
+
+def _join_key(labelled: DataFrame, table: DataFrame) -> DataFrame:
+    """``labelled`` with the broadcast per-key ``table`` (keys ``_v``, ``_n``, ``_w``) joined."""
+    condition = (
+        F.col(row.MODEL_VERSION).eqNullSafe(F.col("_v"))
+        & (F.col(_NAME) == F.col("_n"))
+        & (F.col(_VALUE) == F.col("_w"))
+    )
+    return labelled.join(F.broadcast(table), on=condition, how="left").drop("_v", "_n", "_w")
+
+
+def _grid_pass(
+    base: DataFrame, config: Config, sets: Sequence[Sequence[str]], num_classes: int
+) -> dict[Key, tuple[int, np.ndarray, np.ndarray]]:
+    """Key → (n fit rows, G_k, H_k). The terms are computed once per row, before the copies
+    per slice set (they do not depend on the key)."""
+    betas = [F.lit(float(beta)) for beta in grid_betas()]
+    keep = [row.MODEL_VERSION, *[c for c in base.columns if c.startswith("_slice_")]]
+    derived = _derivatives(base.where(F.col(FIT_FLAG) != 0), num_classes, betas, keep)
+    return _collect_sums(_labelled(derived, config, sets), len(betas))
+
+
+def _choose(
+    grid: dict[Key, tuple[int, np.ndarray, np.ndarray]], min_fit_rows: int
+) -> dict[Key, _KeyFit]:
+    """Each key's T̂: its own when it has ``min_fit_rows`` fit rows, else its model version's
+    overall one (``overall`` is fitted on whatever fit rows it has)."""
+    own = {key: temperature_from_grid(g, h) for key, (_, g, h) in grid.items()}
+    fits: dict[Key, _KeyFit] = {}
+    for key, (n, _, _) in grid.items():
+        overall = (key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE)
+        if key == overall or n >= min_fit_rows:
+            temperature, interior = own[key]
+            fits[key] = _KeyFit(n, temperature, fallback=False, interior=interior)
+        else:
+            found = own.get(overall)
+            fits[key] = _KeyFit(n, found[0] if found else None, fallback=True)
+    return fits
+
+
+def _scoring_pass(
+    base: DataFrame,
+    config: Config,
+    sets: Sequence[Sequence[str]],
+    num_classes: int,
+    fits: dict[Key, _KeyFit],
+) -> dict[Key, _KeyScores]:
+    """Key → its scoring sums at its T̂ (keys without a T̂ are scored before only)."""
+    spark = base.sparkSession
+    table = spark.createDataFrame(
+        [
+            (key[0], key[1], key[2], 1.0 / fit.temperature)
+            for key, fit in fits.items()
+            if fit.temperature is not None
+        ],
+        f"_v string, _n string, _w string, {BETA} double",
+    )
+    joined = _join_key(_labelled(base, config, sets), table)
+    d = shifted(num_classes)
+    beta = F.col(BETA)
+    m = moments(d, beta)
+    keys = [row.MODEL_VERSION, _NAME, _VALUE, FIT_FLAG, row.BIN]
+    sums = joined.select(
+        *keys,
+        row.WEIGHT,
+        row.CORRECT,
+        *_BEFORE.values(),
+        beta,
+        d.true,
+        m.total.alias("_s"),
+        m.first.alias("_s1"),
+        m.second.alias("_s2"),
+        squared_total(d, beta).alias("_s_sq"),
+    )
+    outputs = scaled_outputs(beta, d.true, F.col("_s"), F.col("_s1"), F.col("_s2"), F.col("_s_sq"))
+    after = sums.select(
+        *keys,
+        row.WEIGHT,
+        row.CORRECT,
+        *_BEFORE.values(),
+        *[outputs[name].alias(f"_after_{name}") for name in _AFTER],
+    ).withColumn(
+        BIN_AFTER,
+        bin_index(F.col("_after_confidence"), config.binning.n_bins, config.binning.edges),
+    )
+    weight = F.col(row.WEIGHT)
+    collected = (
+        after.groupBy(*keys, BIN_AFTER)
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum(weight).alias("w"),
+            F.sum(weight * F.col(row.CORRECT)).alias("correct"),
+            *[
+                F.sum(weight * F.col(term)).alias(f"{name}_before")
+                for name, term in _BEFORE.items()
+            ],
+            *[F.sum(weight * F.col(f"_after_{name}")).alias(f"{name}_after") for name in _AFTER],
+        )
+        .collect()
+    )
+    scores: dict[Key, _KeyScores] = {}
+    for r in collected:
+        key = (r[row.MODEL_VERSION], r[_NAME], r[_VALUE])
+        found = scores.setdefault(key, _KeyScores())
+        flag = int(r[FIT_FLAG])
+        if flag != 0:
+            found.fit_gradient += float(r["g_after"] or 0.0)
+            found.fit_curvature += float(r["h_after"] or 0.0)
+        if flag != 1:
+            found.n_eval += int(r["n"])
+            values = {
+                name: float(r[name]) if r[name] is not None else float("nan")
+                for name in r.asDict()
+                if name not in (*keys, BIN_AFTER, "n")
+            }
+            bin_after = -1 if r[BIN_AFTER] is None else int(r[BIN_AFTER])
+            found.bins.append((int(r[row.BIN]), bin_after, values))
+    return scores
+
+
+def _row(key: Key, fit: _KeyFit, scores: _KeyScores, config: Config) -> tuple[Any, ...]:
+    before, after = _scores(scores, config, fit.temperature is not None)
+    parameters: dict[str, float] | None = None
+    if fit.temperature is not None:
+        parameters = {"temperature": fit.temperature}
+        if not fit.fallback and fit.interior:
+            step = newton_step(fit.temperature, scores.fit_gradient, scores.fit_curvature)
+            if step is not None:
+                parameters["temperature_step"] = step
+    values = [value for name in SCORES for value in (before[name], after[name])]
+    bounds = dict.fromkeys(SCORES, 0.0) if fit.temperature is not None else None
+    return (
+        *key,
+        "temperature",
+        parameters,
+        None,
+        fit.n_fit,
+        scores.n_eval,
+        fit.fallback,
+        *values,
+        bounds,
+    )
+
+
+def _scores(
+    scores: _KeyScores, config: Config, scaled: bool
+) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """ECE, NLL, Brier and accuracy of the evaluated rows before and (when ``scaled``) after."""
+    empty: dict[str, float | None] = dict.fromkeys(SCORES)
+    total = sum(values["w"] for _, _, values in scores.bins)
+    if total <= 0.0:
+        return empty, dict(empty)
+    n_bins = config.binning.n_bins
+    gap_before = np.zeros(n_bins)
+    gap_after = np.zeros(n_bins)
+    sums = dict.fromkeys(("nll_before", "nll_after", "brier_before", "brier_after", "correct"), 0.0)
+    for bin_before, bin_after, values in scores.bins:
+        gap_before[bin_before] += values["correct"] - values["confidence_before"]
+        if scaled:
+            gap_after[bin_after] += values["correct"] - values["confidence_after"]
+        for name in sums:
+            sums[name] += values[name]
+    accuracy = sums["correct"] / total
+    before: dict[str, float | None] = {
+        "ece": float(np.abs(gap_before).sum() / total),
+        "nll": sums["nll_before"] / total,
+        "brier": sums["brier_before"] / total,
+        "accuracy": accuracy,
+    }
+    if not scaled:
+        return before, dict(empty)
+    after: dict[str, float | None] = {
+        "ece": float(np.abs(gap_after).sum() / total),
+        "nll": sums["nll_after"] / total,
+        "brier": sums["brier_after"] / total,
+        "accuracy": accuracy,
+    }
+    return before, after
