@@ -1,15 +1,16 @@
 """Apply a recalibration table to rows: one calibrated probability column, Column expressions
 only (broadcast joins of the small table, no UDF).
 
-For a row with score s, z = logit(s) clipped to ±37 (``spark_calib.rows.cells.logit``):
+Binary, for a row with score s, z = logit(s) clipped to ±37 (``spark_calib.rows.cells.logit``):
 temperature σ(z/T); Platt σ(a + b·z); isotonic the value of the last knot whose cell is at or
 before the row's fine cell (the first knot's value below it), the same step map the table's
-after metrics score.
+after metrics score. Multiclass: the probability vector softmax(z/T) of the logits z (or of
+log(max(p_k, ε)) from ``columns.probs``), null when the vector is null.
 
 Which parameters: the row's own slice value in the most specific configured slice set (most
 columns first, then config order) whose row has ``fallback`` false; else its model version's
-``overall`` row. A null, NaN or out-of-[0, 1] score, or a model version with no ``overall``
-row, gives null.
+``overall`` row. A null, NaN or out-of-[0, 1] binary score, or a model version with no
+``overall`` row, gives null.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_calib.config import ConfigSource, load_config
+from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib.errors import ConfigError
+from spark_calib.rows.arrays import softmax
 from spark_calib.rows.cells import cell_index, logit
 from spark_calib.rows.columns import input_col
 from spark_calib.slicing.values import slice_name, slice_value_expression
 
 DEFAULT_OUTPUT_COLUMN = "calibrated_score"
+MULTICLASS_OUTPUT_COLUMN = "calibrated_probs"
 _PARAMETERS = "parameters"
 _KNOTS = "knots"
 
@@ -34,9 +37,10 @@ def recalibrate(
     recalibration_df: DataFrame,
     config: ConfigSource,
     method: str | None = None,
-    output_col: str = DEFAULT_OUTPUT_COLUMN,
+    output_col: str | None = None,
 ) -> DataFrame:
-    """``df`` with ``output_col``: its score mapped by ``method`` (default: the first of
+    """``df`` with ``output_col`` (default ``calibrated_score``, and ``calibrated_probs`` for
+    multiclass): its score mapped by ``method`` (default: the first of
     ``recalibration.methods``) with the parameters of its model version and slice in
     ``recalibration_df`` (a ``calibration_recalibration`` table or ``result.recalibration``;
     extra columns such as ``run_date`` are ignored, so filter it to one run first).
@@ -53,7 +57,6 @@ def recalibrate(
             f"method {chosen!r} is not one of recalibration.methods "
             f"{list(cfg.recalibration.methods)}"
         )
-    assert cfg.columns.score is not None
     table = recalibration_df.where(F.col("method") == F.lit(chosen))
     version = (
         input_col(cfg.columns.model_version).cast("string")
@@ -87,13 +90,32 @@ def recalibrate(
         found.append((prefix + _PARAMETERS, prefix + _KNOTS))
     parameters = F.coalesce(*[F.col(name) for name, _ in found])
     knots = F.coalesce(*[F.col(name) for _, name in found])
+    if cfg.task == "multiclass":
+        logits = _logits(cfg)
+        temperature = F.element_at(parameters, F.lit("temperature"))
+        scaled = softmax(F.transform(logits, lambda z: z / temperature))
+        return joined.select(
+            *[input_col(name) for name in df.columns],
+            F.when(logits.isNotNull(), scaled).alias(output_col or MULTICLASS_OUTPUT_COLUMN),
+        )
+    assert cfg.columns.score is not None
     score = input_col(cfg.columns.score).cast("double")
     calibrated = _mapped(chosen, score, parameters, knots)
     valid = score.isNotNull() & ~F.isnan(score) & (score >= 0.0) & (score <= 1.0)
     return joined.select(
         *[input_col(name) for name in df.columns],
-        F.when(valid, calibrated).cast("double").alias(output_col),
+        F.when(valid, calibrated).cast("double").alias(output_col or DEFAULT_OUTPUT_COLUMN),
     )
+
+
+def _logits(config: Config) -> Column:
+    """The logits temperature scaling divides: ``columns.logits``, or log(max(p_k, ε))."""
+    columns = config.columns
+    if columns.logits is not None:
+        return F.transform(input_col(columns.logits), lambda z: z.cast("double"))
+    assert columns.probs is not None
+    eps = F.lit(config.nll_eps)
+    return F.transform(input_col(columns.probs), lambda p: F.log(F.greatest(p.cast("double"), eps)))
 
 
 def _mapped(method: str, score: Column, parameters: Column, knots: Column) -> Column:

@@ -1,0 +1,228 @@
+"""Multiclass temperature scaling against independent references, per model version and slice,
+with weights: T against SciPy's bounded search on the rows' exact NLL, the before/after metrics
+against a NumPy recomputation at the table's T, the Newton-step certificate against NumPy, and
+the published CIFAR-10-LT ResNet-110 figures (``tests/data/README.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from pyspark.sql import SparkSession
+from scipy.special import softmax
+
+from spark_calib import evaluate, recalibrate
+from spark_calib.recalibration.table import RECALIBRATION_COLUMNS, RECALIBRATION_SCHEMA
+from tests.support import multiclass_temperature_reference as ref
+from tests.support.evaluations import Evaluations
+
+CIFAR = Path(__file__).resolve().parents[1] / "data" / "cifar10_lt_resnet110.parquet"
+MIN_FIT_ROWS = 200
+CLASSES = 5
+CONFIG: dict[str, Any] = {
+    "task": "multiclass",
+    "columns": {"logits": "z", "label": "y", "weight": "w", "model_version": "mv"},
+    "slices": [[], ["country"]],
+    "binning": {"n_bins": 10},
+    "metrics": ["ece", "nll", "accuracy"],
+    "recalibration": {
+        "methods": ["temperature"],
+        "fit": {"column": "split", "value": "val"},
+        "min_fit_rows": MIN_FIT_ROWS,
+    },
+}
+# The labels are drawn from softmax(sharpness·z): v2 over-confident (T > 1), v3 under (T < 1).
+SHARPNESS = {"v2": 0.5, "v3": 1.8}
+
+
+def _log(seed: int, n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frames = []
+    for version, sharpness in SHARPNESS.items():
+        z = rng.normal(0.0, 2.5, size=(n, CLASSES))
+        z[:, 0] += 1.0  # an unbalanced class
+        p = softmax(sharpness * z, axis=1)
+        y = (p.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
+        country = rng.choice(["BR", "US"], size=n, p=[0.35, 0.65]).astype(object)
+        country[:60] = "tiny"  # about 30 fit rows: takes the overall T
+        frames.append(
+            pd.DataFrame(
+                {
+                    "mv": version,
+                    "z": list(z),
+                    "y": y.astype(np.int32),
+                    "w": rng.uniform(0.2, 3.0, size=n),
+                    "country": country,
+                    "split": rng.choice(["val", "test"], size=n),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def case(evaluations: Evaluations) -> tuple[pd.DataFrame, pd.DataFrame]:
+    pdf = _log(5, 8_000)
+
+    def compute(spark: SparkSession) -> pd.DataFrame:
+        result = evaluate(spark.createDataFrame(pdf), CONFIG)
+        assert result.recalibration is not None
+        return result.recalibration.toPandas()
+
+    return pdf, evaluations.get(("multiclass temperature", "weighted"), compute)
+
+
+def _arrays(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    z = np.stack(rows["z"].to_numpy()).astype(float)
+    return z, rows["y"].to_numpy(np.int64), rows["w"].to_numpy(float)
+
+
+def _groups(pdf: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    found = []
+    for version, rows in pdf.groupby("mv"):
+        found.append((str(version), "", rows))
+        found += [(str(version), str(value), g) for value, g in rows.groupby("country")]
+    return found
+
+
+def _row(table: pd.DataFrame, version: str, value: str) -> pd.Series:
+    match = table[(table.model_version == version) & (table.slice_value == value)]
+    assert len(match) == 1, (version, value)
+    return match.iloc[0]
+
+
+def test_temperature_is_within_1e3_of_the_exact_minimiser_per_key(case: Any) -> None:
+    pdf, table = case
+    checked = 0
+    for version, value, rows in _groups(pdf):
+        if value == "tiny":
+            continue
+        row = _row(table, version, value)
+        exact = ref.exact_temperature(*_arrays(rows[rows.split == "val"]))
+        assert row.parameters["temperature"] == pytest.approx(exact, rel=1e-3)
+        assert not row.fallback and row.n_fit == (rows.split == "val").sum()
+        checked += 1
+    assert checked == 6
+    assert _row(table, "v2", "").parameters["temperature"] > 1.5
+    assert _row(table, "v3", "").parameters["temperature"] < 0.7
+
+
+def test_a_slice_with_too_few_fit_rows_takes_the_overall_temperature(case: Any) -> None:
+    _, table = case
+    for version in SHARPNESS:
+        tiny = _row(table, version, "tiny")
+        overall = _row(table, version, "")
+        assert tiny.fallback and tiny.n_fit < MIN_FIT_ROWS
+        assert tiny.parameters == {"temperature": overall.parameters["temperature"]}
+
+
+def test_before_and_after_metrics_equal_numpy_at_the_tables_temperature(case: Any) -> None:
+    pdf, table = case
+    for version, value, rows in _groups(pdf):
+        row = _row(table, version, value)
+        evaluated = _arrays(rows[rows.split != "val"])
+        before = ref.scaled_scores(*evaluated, 1.0, 10, "left_closed")
+        after = ref.scaled_scores(*evaluated, row.parameters["temperature"], 10, "left_closed")
+        assert row.n_eval == (rows.split != "val").sum()
+        for name in before:
+            assert row[f"{name}_before"] == pytest.approx(before[name], rel=1e-9, abs=1e-12)
+            assert row[f"{name}_after"] == pytest.approx(after[name], rel=1e-9, abs=1e-12)
+        assert row.accuracy_after == row.accuracy_before
+        assert row.after_bounds == {"ece": 0.0, "nll": 0.0, "brier": 0.0, "accuracy": 0.0}
+        # Held out, the fitted temperature lowers the NLL of both mis-calibrated versions.
+        if value == "":
+            assert row.nll_after < row.nll_before and row.ece_after < row.ece_before
+
+
+def test_the_newton_step_certificate_is_numpys(case: Any) -> None:
+    pdf, table = case
+    for version, value, rows in _groups(pdf):
+        row = _row(table, version, value)
+        if row.fallback:
+            assert "temperature_step" not in row.parameters
+            continue
+        temperature = row.parameters["temperature"]
+        step = ref.newton_step(*_arrays(rows[rows.split == "val"]), temperature)
+        assert row.parameters["temperature_step"] == pytest.approx(step, rel=1e-6, abs=1e-12)
+        # One exact Newton step lands on the minimiser: the step is the grid's error.
+        exact = ref.exact_temperature(*_arrays(rows[rows.split == "val"]))
+        assert temperature + step == pytest.approx(exact, rel=1e-6)
+
+
+def test_recalibrate_adds_softmax_of_the_scaled_logits(case: Any, spark: SparkSession) -> None:
+    pdf, table = case
+    sample = pdf.sample(n=400, random_state=3)
+    recalibration = spark.createDataFrame(table[list(RECALIBRATION_COLUMNS)], RECALIBRATION_SCHEMA)
+    scored = recalibrate(spark.createDataFrame(sample), recalibration, CONFIG).toPandas()
+    temperatures = {
+        (r.model_version, r.slice_value): r.parameters["temperature"] for r in table.itertuples()
+    }
+    for r in scored.itertuples():
+        key = (r.mv, r.country) if r.country != "tiny" else (r.mv, "")
+        expected = softmax(np.asarray(r.z) / temperatures[key])
+        np.testing.assert_allclose(r.calibrated_probs, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> None:
+    rng = np.random.default_rng(8)
+    z = rng.normal(0.0, 3.0, size=(3_000, 4))
+    p = softmax(z, axis=1)
+    y = (softmax(0.6 * z, axis=1).cumsum(axis=1) < rng.uniform(size=(3_000, 1))).sum(axis=1)
+    pdf = pd.DataFrame({"p": list(p), "y": y.astype(np.int32)})
+    config = {
+        "task": "multiclass",
+        "columns": {"probs": "p", "label": "y"},
+        "metrics": ["ece"],
+        "recalibration": {"methods": ["temperature"]},
+    }
+
+    def compute(spark: SparkSession) -> pd.DataFrame:
+        result = evaluate(spark.createDataFrame(pdf), config)
+        assert result.recalibration is not None
+        return result.recalibration.toPandas()
+
+    row = evaluations.get(("multiclass temperature", "probs"), compute).iloc[0]
+    log_p = np.log(np.maximum(p, 1e-15))
+    weights = np.ones(len(y))
+    exact = ref.exact_temperature(log_p, y, weights)
+    assert row.parameters["temperature"] == pytest.approx(exact, rel=1e-3)
+    after = ref.scaled_scores(log_p, y, weights, row.parameters["temperature"], 15, "left_closed")
+    assert row.ece_after == pytest.approx(after["ece"], rel=1e-9)
+    assert row.nll_after == pytest.approx(after["nll"], rel=1e-9)
+
+
+def test_cifar10_lt_resnet110_matches_the_published_figures(evaluations: Evaluations) -> None:
+    """Fit on the validation split, evaluate on the test split (15 bins, (lo, hi])."""
+    config = {
+        "task": "multiclass",
+        "columns": {"logits": "logits", "label": "label"},
+        "binning": {"n_bins": 15, "edges": "right_closed"},
+        "metrics": ["ece", "accuracy"],
+        "recalibration": {"methods": ["temperature"], "fit": {"column": "split", "value": "val"}},
+    }
+
+    def compute(spark: SparkSession) -> pd.DataFrame:
+        result = evaluate(spark.read.parquet(str(CIFAR)), config)
+        assert result.recalibration is not None
+        return result.recalibration.toPandas()
+
+    row = evaluations.get(("multiclass temperature", "cifar10-lt"), compute).iloc[0]
+    data = pd.read_parquet(CIFAR)
+    val, test = data[data.split == "val"], data[data.split == "test"]
+    exact = ref.exact_temperature(*_cifar(val))
+    assert row.parameters["temperature"] == pytest.approx(exact, rel=1e-3)
+    assert row.n_fit == 10_216 and row.n_eval == 10_000
+    # Published (log/TS_CE.log): ECE 19.14 → 5.94 (%), accuracy 75.97 (%).
+    assert 100 * row.ece_before == pytest.approx(19.14, abs=0.01)
+    assert 100 * row.ece_after == pytest.approx(5.94, abs=0.1)
+    assert 100 * row.accuracy_after == pytest.approx(75.97, abs=0.005)
+    after = ref.scaled_scores(*_cifar(test), row.parameters["temperature"], 15, "right_closed")
+    assert row.ece_after == pytest.approx(after["ece"], rel=1e-9)
+
+
+def _cifar(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    z = np.stack(rows["logits"].to_numpy()).astype(np.float32).astype(float)
+    return z, rows["label"].to_numpy(np.int64), np.ones(len(rows))
