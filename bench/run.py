@@ -49,6 +49,8 @@ PANDAS_MAX_ROWS = 50_000_000
 # Multiclass logs hold K doubles a row: the classwise cases use rows / K, at least this many.
 MULTICLASS_MIN_ROWS = 100_000
 MULTICLASS_TASKS = ("multiclass10", "multiclass100")
+# The multiclass log whose classwise case also times temperature scaling (the K = 10).
+TEMPERATURE_CLASSES = 10
 CLASSWISE = "spark_calib_classwise"
 SKIPPABLE = ("mllib", "pandas", "classwise", "scaling", "low_memory")
 TYPICAL = "typical"
@@ -63,6 +65,7 @@ STATS_ROWS_CASES = (METRICS_ALL, CTR)
 EQUAL_MASS = f"{SPARK_CALIB}_equal_mass"
 JACKKNIFE = f"{SPARK_CALIB}_jackknife"
 WITHOUT_COX = f"{SPARK_CALIB}_without_cox"
+TEMPERATURE = f"{SPARK_CALIB}_temperature"
 # A spark_calib run still going after this many seconds is cancelled; its time is a lower bound.
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -140,8 +143,17 @@ def _classwise_cases(ctx: Context, task: str, rows: int, minimum: int) -> dict[s
             SPARK_CALIB: C.config(multiclass, C.TYPICAL_SLICES),
             CLASSWISE: C.config(multiclass, C.TYPICAL_SLICES, C.CLASSWISE_METRICS),
         }
+        relative = [(CLASSWISE, SPARK_CALIB)]
+        if C.num_classes(multiclass) == TEMPERATURE_CLASSES:
+            # Multiclass temperature scaling: two more passes over the log (the grid and the
+            # scoring pass), fitted and evaluated on the same rows.
+            configs[TEMPERATURE] = {
+                **configs[SPARK_CALIB],
+                "recalibration": {"methods": ["temperature"]},
+            }
+            relative.append((TEMPERATURE, SPARK_CALIB))
         name = f"classwise_{multiclass}"
-        case = run_case(ctx, name, multiclass, size, configs, relative=[(CLASSWISE, SPARK_CALIB)])
+        case = run_case(ctx, name, multiclass, size, configs, relative=relative)
         if size != rows:
             case["notes"].append(
                 f"{size:,} rows (the main size {rows:,} / K, at least {minimum:,}): a "

@@ -80,6 +80,14 @@ RATIO_TARGETS = (
         at_most=True,
     ),
     RatioTarget(
+        "temperature_overhead",
+        "classwise_multiclass10: recalibration methods [temperature] ≤ 2× without it",
+        "classwise_multiclass10",
+        "spark_calib_temperature/spark_calib",
+        2.0,
+        at_most=True,
+    ),
+    RatioTarget(
         "wide_overhead",
         "wide: spark_calib ≤ 2.5× scan floor",
         "wide",
