@@ -14,7 +14,8 @@ import pytest
 from pyspark.sql import SparkSession
 from scipy.special import softmax
 
-from spark_calib import evaluate, recalibrate
+from spark_calib import evaluate, recalibrate, recalibration_from_stats
+from spark_calib.errors import ConfigError
 from spark_calib.recalibration.table import RECALIBRATION_COLUMNS, RECALIBRATION_SCHEMA
 from tests.support import multiclass_temperature_reference as ref
 from tests.support.evaluations import Evaluations
@@ -226,3 +227,8 @@ def test_cifar10_lt_resnet110_matches_the_published_figures(evaluations: Evaluat
 def _cifar(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     z = np.stack(rows["logits"].to_numpy()).astype(np.float32).astype(float)
     return z, rows["label"].to_numpy(np.int64), np.ones(len(rows))
+
+
+def test_a_rollup_cannot_refit_a_multiclass_temperature(spark: SparkSession) -> None:
+    with pytest.raises(ConfigError, match="statistics do not hold"):
+        recalibration_from_stats(spark.range(1), CONFIG)
