@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
@@ -57,6 +57,7 @@ from spark_calib.stats.aggregate import copy_per_slice_set, slice_set_labels
 FIT_FLAG = "_fit_flag"
 BETA = "_beta"
 BIN_AFTER = "_bin_after"
+_POINT = "_point"
 _NAME = "_slice_name"
 _VALUE = "_slice_value"
 # Scoring sums: name → the per-row term summed as Σw·term (n is a count).
@@ -131,48 +132,6 @@ def _labelled(frame: DataFrame, config: Config, sets: Sequence[Sequence[str]]) -
     return copied.withColumn(_NAME, labels.name).withColumn(_VALUE, labels.value)
 
 
-def _derivatives(
-    frame: DataFrame, num_classes: int, betas: Sequence[Column], keep: Sequence[str]
-) -> DataFrame:
-    """``keep``, the weight and g_m, h_m of each row at the β columns ``betas`` (a null β
-    gives null terms)."""
-    d = shifted(num_classes)
-    sums = []
-    for m, beta in enumerate(betas):
-        found = moments(d, beta)
-        sums += [found.total.alias(f"_s{m}"), found.first.alias(f"_a{m}")]
-        sums.append(found.second.alias(f"_b{m}"))
-    projected = frame.select(*keep, row.WEIGHT, d.true, *sums)
-    terms = []
-    for m in range(len(betas)):
-        found_terms = derivatives(F.col(f"_s{m}"), F.col(f"_a{m}"), F.col(f"_b{m}"), d.true)
-        terms += [found_terms["g"].alias(f"_g{m}"), found_terms["h"].alias(f"_h{m}")]
-    return projected.select(*keep, row.WEIGHT, *terms)
-
-
-def _collect_sums(labelled: DataFrame, size: int) -> dict[Key, tuple[int, np.ndarray, np.ndarray]]:
-    """Key → (n, G_m = Σw·g_m, H_m = Σw·h_m) of labelled ``_derivatives`` rows."""
-    weight = F.col(row.WEIGHT)
-    grid = range(size)
-    collected = (
-        labelled.groupBy(row.MODEL_VERSION, _NAME, _VALUE)
-        .agg(
-            F.count(F.lit(1)).alias("n"),
-            *[F.sum(weight * F.col(f"_g{m}")).alias(f"g{m}") for m in grid],
-            *[F.sum(weight * F.col(f"_h{m}")).alias(f"h{m}") for m in grid],
-        )
-        .collect()
-    )
-    return {
-        (r[row.MODEL_VERSION], r[_NAME], r[_VALUE]): (
-            int(r["n"]),
-            np.array([float(r[f"g{m}"] or 0.0) for m in grid]),
-            np.array([float(r[f"h{m}"] or 0.0) for m in grid]),
-        )
-        for r in collected
-    }
-
-
 def _join_key(labelled: DataFrame, table: DataFrame) -> DataFrame:
     """``labelled`` with the broadcast per-key ``table`` (keys ``_v``, ``_n``, ``_w``) joined."""
     condition = (
@@ -186,12 +145,57 @@ def _join_key(labelled: DataFrame, table: DataFrame) -> DataFrame:
 def _grid_pass(
     base: DataFrame, config: Config, sets: Sequence[Sequence[str]], num_classes: int
 ) -> dict[Key, tuple[int, np.ndarray, np.ndarray]]:
-    """Key → (n fit rows, G_k, H_k). The terms are computed once per row, before the copies
-    per slice set (they do not depend on the key)."""
-    betas = [F.lit(float(beta)) for beta in grid_betas()]
+    """Key → (n fit rows, G_k, H_k).
+
+    Each fit row is copied once per grid point (an ``inline`` of (k, β_k)) and its g, h at
+    β_k summed per model version × slice columns × k; the slice sets are then re-summed from
+    that small table. One copy per grid point keeps the generated code of a row at K
+    exponentials: with the 20 grid points written out side by side, a row's code outgrows what
+    the JVM compiles and the pass ran about 14× slower."""
+    d = shifted(num_classes)
+    points = F.array(
+        *[
+            F.struct(F.lit(k).alias(_POINT), F.lit(float(beta)).alias(BETA))
+            for k, beta in enumerate(grid_betas())
+        ]
+    )
     keep = [row.MODEL_VERSION, *[c for c in base.columns if c.startswith("_slice_")]]
-    derived = _derivatives(base.where(F.col(FIT_FLAG) != 0), num_classes, betas, keep)
-    return _collect_sums(_labelled(derived, config, sets), len(betas))
+    shifted_columns = [c for c in base.columns if c.startswith("_d")]
+    copies = base.where(F.col(FIT_FLAG) != 0).select(
+        *keep, row.WEIGHT, *shifted_columns, F.inline(points)
+    )
+    found = moments(d, F.col(BETA))
+    projected = copies.select(
+        *keep,
+        _POINT,
+        row.WEIGHT,
+        d.true,
+        found.total.alias("_s"),
+        found.first.alias("_s1"),
+        found.second.alias("_s2"),
+    )
+    terms = derivatives(F.col("_s"), F.col("_s1"), F.col("_s2"), d.true)
+    weight = F.col(row.WEIGHT)
+    fine = projected.groupBy(*keep, _POINT).agg(
+        F.count(F.lit(1)).alias("_n"),
+        F.sum(weight * terms["g"]).alias("_g"),
+        F.sum(weight * terms["h"]).alias("_h"),
+    )
+    collected = (
+        _labelled(fine, config, sets)
+        .groupBy(row.MODEL_VERSION, _NAME, _VALUE, _POINT)
+        .agg(F.sum("_n").alias("n"), F.sum("_g").alias("g"), F.sum("_h").alias("h"))
+        .collect()
+    )
+    size = len(grid_betas())
+    found_sums: dict[Key, tuple[int, np.ndarray, np.ndarray]] = {}
+    for r in collected:
+        key = (r[row.MODEL_VERSION], r[_NAME], r[_VALUE])
+        _, gradient, curvature = found_sums.setdefault(key, (0, np.zeros(size), np.zeros(size)))
+        gradient[r[_POINT]] = float(r["g"])
+        curvature[r[_POINT]] = float(r["h"])
+        found_sums[key] = (int(r["n"]), gradient, curvature)
+    return found_sums
 
 
 def _choose(
