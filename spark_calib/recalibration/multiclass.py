@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
 from spark_calib.recalibration.points import Key, sort_key
-from spark_calib.recalibration.scores import SCORES
+from spark_calib.recalibration.scores import SCORES, ReliabilityBin, reliability_bins
 from spark_calib.recalibration.temperature_grid import (
     grid_betas,
     newton_step,
@@ -317,7 +317,27 @@ def _row(key: Key, fit: _KeyFit, scores: _KeyScores, config: Config) -> tuple[An
         fit.fallback,
         *values,
         bounds,
+        *_reliability(scores, config, fit.temperature is not None),
     )
+
+
+def _reliability(
+    scores: _KeyScores, config: Config, scaled: bool
+) -> tuple[list[ReliabilityBin], list[ReliabilityBin] | None]:
+    """The evaluated rows' top-label bins before and (when ``scaled``) after T̂."""
+    n_bins = config.binning.n_bins
+    if not scores.bins:
+        return [], None if not scaled else []
+    before_bin = np.array([bins[0] for bins in scores.bins])
+    after_bin = np.array([bins[1] for bins in scores.bins])
+    w = np.array([values["w"] for _, _, values in scores.bins])
+    correct = np.array([values["correct"] for _, _, values in scores.bins])
+    before = [values["confidence_before"] for _, _, values in scores.bins]
+    before_bins = reliability_bins(before_bin, w, np.array(before), correct, n_bins)
+    if not scaled:
+        return before_bins, None
+    after = [values["confidence_after"] for _, _, values in scores.bins]
+    return before_bins, reliability_bins(after_bin, w, np.array(after), correct, n_bins)
 
 
 def _scores(

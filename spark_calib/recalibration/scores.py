@@ -31,6 +31,12 @@ but for the two saturated cells, [−37, −16] and [16, 37]) and the sup over t
   its accuracy after is exact (and equal to before).
 
 ``after_bounds`` holds these bounds (0 for isotonic).
+
+Reliability bins (``before_reliability``, ``after_reliability``): per non-empty calibration
+bin b of the evaluated rows, (b, W_b, confidence_b, outcome_b) with W_b = Σ_{r∈b} W_r,
+confidence_b = Σ_{r∈b} C_r / W_b before and Σ_{r∈b} W_r p_r / W_b after, outcome_b =
+Σ_{r∈b} O_r / W_b; the bin of a row set is the one the ECE above uses (its row's bin before,
+bin(p_r) after). So Σ_b W_b·|outcome_b − confidence_b| / W is the ECE before or after, exactly.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ from spark_calib.rows.cells import (
 )
 
 SCORES = ("ece", "nll", "brier", "accuracy")
+# (bin, weight, confidence, outcome) of one non-empty calibration bin.
+ReliabilityBin = tuple[int, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,48 @@ def isotonic_after(rows: CellRows, config: Config, mapping: IsotonicMap) -> Scor
     eps = config.nll_eps
     nll = -(o * np.log(np.maximum(p, eps)) + (w - o) * np.log(np.maximum(1.0 - p, eps)))
     return after_scores(rows, config, p, nll)
+
+
+def logistic_probability(rows: CellRows, a: float, b: float) -> np.ndarray:
+    """p_r = σ(a + b·z̄_r), the value ``logistic_after`` gives row set r."""
+    probability: np.ndarray = sigmoid(a + b * rows.sums["z"] / rows.sums["w"])
+    return probability
+
+
+def before_reliability(rows: CellRows, config: Config) -> list[ReliabilityBin]:
+    """The evaluated rows' non-empty calibration bins as they are: (bin, W_b, Σ C_r / W_b,
+    Σ O_r / W_b), in bin order (the bins of ``before_scores``' ECE)."""
+    return reliability_bins(
+        rows.bin, rows.sums["w"], rows.sums["c"], rows.sums["o"], config.binning.n_bins
+    )
+
+
+def after_reliability(
+    rows: CellRows, config: Config, probability: np.ndarray
+) -> list[ReliabilityBin]:
+    """The non-empty calibration bins when row set r predicts ``probability[r]``: (bin of
+    p_r, W_b, Σ W_r p_r / W_b, Σ O_r / W_b), in bin order (the bins of ``after_scores``' ECE)."""
+    w = rows.sums["w"]
+    bins = bin_of(probability, config.binning.n_bins, config.binning.edges)
+    return reliability_bins(bins, w, w * probability, rows.sums["o"], config.binning.n_bins)
+
+
+def reliability_bins(
+    bins: np.ndarray,
+    weight: np.ndarray,
+    confidence_sum: np.ndarray,
+    outcome_sum: np.ndarray,
+    n_bins: int,
+) -> list[ReliabilityBin]:
+    """(bin, Σ weight, Σ confidence_sum / Σ weight, Σ outcome_sum / Σ weight) of the non-empty
+    bins, in bin order."""
+    w = np.bincount(bins, weight, minlength=n_bins)
+    confidence = np.bincount(bins, confidence_sum, minlength=n_bins)
+    outcome = np.bincount(bins, outcome_sum, minlength=n_bins)
+    return [
+        (int(b), float(w[b]), float(confidence[b] / w[b]), float(outcome[b] / w[b]))
+        for b in np.flatnonzero(w > 0.0)
+    ]
 
 
 def _logistic_bounds(rows: CellRows, config: Config, a: float, b: float) -> dict[str, float]:

@@ -13,8 +13,13 @@ fitted on whatever fit rows it has; with none, the parameters and after metrics 
 Output columns (``RECALIBRATION_SCHEMA``): model_version, slice_name, slice_value, method,
 parameters (map: ``temperature``, or ``a`` and ``b``; empty for isotonic), knots (isotonic: the
 blocks' first fine cell, its lower score edge and the block's value, in score order), n_fit,
-n_eval, fallback, ece/nll/brier/accuracy ``_before`` and ``_after`` on the evaluated rows, and
-``after_bounds`` (map score → bound on |after − its row-by-row value|, ``scores``).
+n_eval, fallback, ece/nll/brier/accuracy ``_before`` and ``_after`` on the evaluated rows,
+``after_bounds`` (map score → bound on |after − its row-by-row value|, ``scores``), and
+``reliability_before`` and ``reliability_after``: the evaluated rows' non-empty calibration bins
+(``binning``, 0-based ``bin``) as they are and under the map, each ``weight`` = Σw,
+``confidence`` = Σw·p/Σw and ``outcome`` = Σw·y/Σw, with p placed as the ECE places it
+(``scores``), so Σ weight·|outcome − confidence| / Σ weight is ``ece_before`` and ``ece_after``;
+``reliability_after`` is null when the map is.
 """
 
 from __future__ import annotations
@@ -39,10 +44,14 @@ from spark_calib.recalibration.multiclass import multiclass_recalibration_rows
 from spark_calib.recalibration.points import CellRows, Key, collect_cell_rows, sort_key
 from spark_calib.recalibration.scores import (
     SCORES,
+    ReliabilityBin,
     Scores,
+    after_reliability,
+    before_reliability,
     before_scores,
     isotonic_after,
     logistic_after,
+    logistic_probability,
 )
 from spark_calib.rows.cells import EQUAL_WIDTH_CELLS, LOG_ODDS_CELLS, LOG_ODDS_STEP
 from spark_calib.slicing.values import slice_name
@@ -53,7 +62,11 @@ RECALIBRATION_SCHEMA = (
     "value: double>>, n_fit bigint, n_eval bigint, fallback boolean, "
     "ece_before double, ece_after double, nll_before double, nll_after double, "
     "brier_before double, brier_after double, accuracy_before double, accuracy_after double, "
-    "after_bounds map<string, double>"
+    "after_bounds map<string, double>, "
+    "reliability_before array<struct<bin: int, weight: double, confidence: double, "
+    "outcome: double>>, "
+    "reliability_after array<struct<bin: int, weight: double, confidence: double, "
+    "outcome: double>>"
 )
 RECALIBRATION_COLUMNS = (
     "model_version",
@@ -67,6 +80,8 @@ RECALIBRATION_COLUMNS = (
     "fallback",
     *[f"{score}_{when}" for score in SCORES for when in ("before", "after")],
     "after_bounds",
+    "reliability_before",
+    "reliability_after",
 )
 
 # A fitted map: temperature T, Platt (a, b) or the isotonic step map.
@@ -175,6 +190,7 @@ def _row(key: Key, method: str, rows: CellRows, chosen: _Fit, config: Config) ->
         chosen.fallback,
         *scores,
         bounds,
+        *_reliability(evaluated, config, chosen.fitted),
     )
 
 
@@ -187,6 +203,19 @@ def _after(
         return isotonic_after(rows, config, fitted), dict.fromkeys(SCORES, 0.0)
     a, b = (0.0, 1.0 / fitted) if isinstance(fitted, float) else fitted
     return logistic_after(rows, config, a, b)
+
+
+def _reliability(
+    rows: CellRows, config: Config, fitted: FittedMap | None
+) -> tuple[list[ReliabilityBin], list[ReliabilityBin] | None]:
+    """The evaluated rows' bins before and after ``fitted`` (None without a map)."""
+    before = before_reliability(rows, config)
+    if fitted is None:
+        return before, None
+    if isinstance(fitted, IsotonicMap):
+        return before, after_reliability(rows, config, fitted.at_cells(rows.cell))
+    a, b = (0.0, 1.0 / fitted) if isinstance(fitted, float) else fitted
+    return before, after_reliability(rows, config, logistic_probability(rows, a, b))
 
 
 def _describe(

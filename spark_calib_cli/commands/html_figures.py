@@ -1,6 +1,6 @@
 """The figures of the HTML report, drawn by the PNG report's code and encoded as data URIs:
-reliability diagrams, ROC and precision-recall curves, interval coverage and trends, each with
-alt text that names what it shows."""
+reliability diagrams, ROC and precision-recall curves, interval coverage, reliability before
+and after recalibration, and trends, each with alt text that names what it shows."""
 
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ from spark_calib_cli.console.worst_slices import RANK
 from spark_calib_cli.html import FigureImage
 from spark_calib_cli.html.figures import figure_image
 from spark_calib_cli.report.labels import slice_label
+from spark_calib_cli.report.recalibration import (
+    METHOD_ORDER,
+    map_label,
+    recalibration_figures,
+    recalibration_panels,
+)
+from spark_calib_cli.report.recalibration_rows import recalibration_frame
 from spark_calib_cli.report.regression import regression_calibration_figures
 from spark_calib_cli.report.regression_rows import regression_frames
 from spark_calib_cli.report.reliability import reliability_figures
@@ -35,6 +42,10 @@ RELIABILITY_ALT = (
 ROC_CAPTION = "ROC and precision-recall curves of the overall slice"
 COVERAGE_CAPTION = "Interval coverage: overall and the worst slices by miscalibration area"
 COVERAGE_ALT = "interval coverage (observed against expected, per level) of"
+RECALIBRATION_CAPTION = (
+    "Reliability of the evaluated rows before and after each recalibration map: overall and "
+    "the worst slices by ECE before"
+)
 
 
 def version_figures(
@@ -73,6 +84,51 @@ def version_figures(
             alt = _roc_alt(summary, version)
             images.setdefault(version, []).append(_image(figure, ROC_CAPTION, alt))
     return images
+
+
+def recalibration_images(
+    spark: SparkSession, config: Config, output: OutputConfig, run_date: dt.date, granularity: str
+) -> dict[str | None, list[FigureImage]]:
+    """The before/after recalibration figure of each model version, as the PNG report draws
+    it (none when the window has no recalibration rows)."""
+    rows = recalibration_frame(spark, output, run_date, granularity)
+    if rows is None:
+        return {}
+    drawn = recalibration_figures(rows, run_date=run_date.isoformat(), n_bins=config.binning.n_bins)
+    return {
+        version: [_image(figure, RECALIBRATION_CAPTION, _recalibration_alt(rows, version))]
+        for version, figure in drawn
+    }
+
+
+def _recalibration_alt(rows: pd.DataFrame, version: str | None) -> str:
+    """``Model v2: reliability before and after recalibration of overall (ECE before 0.1078;
+    temperature T = 2.212: ECE 0.0145; …); country=BR (…)``."""
+    panels = _of_version(recalibration_panels(rows), version).sort_values(RANK)
+    of_version = _of_version(rows, version)
+    described = []
+    for panel in panels.to_dict("records"):
+        same = of_version[
+            (of_version["slice_name"] == panel["slice_name"])
+            & (of_version["slice_value"] == panel["slice_value"])
+        ]
+        by_method = {str(r["method"]): r for r in same.to_dict("records")}
+        after = [
+            f"{method} {map_label(row)}: ECE {_number(row['ece_after'])}"
+            for method, row in sorted(by_method.items(), key=lambda item: _method_index(item[0]))
+        ]
+        described.append(
+            f"{slice_label(panel['slice_name'], panel['slice_value'])} (ECE before "
+            f"{_number(panel['ece_before'])}; " + "; ".join(after) + ")"
+        )
+    return (
+        f"Model {version or 'all'}: reliability diagrams of the evaluated rows before and after "
+        "recalibration of " + "; ".join(described)
+    )
+
+
+def _method_index(method: str) -> int:
+    return METHOD_ORDER.index(method) if method in METHOD_ORDER else len(METHOD_ORDER)
 
 
 def _regression_figures(

@@ -25,7 +25,11 @@ from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib.monitoring import FAIL
 from spark_calib.windows import window_of
 from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
-from spark_calib_cli.commands.html_figures import trend_images, version_figures
+from spark_calib_cli.commands.html_figures import (
+    recalibration_images,
+    trend_images,
+    version_figures,
+)
 from spark_calib_cli.console.worst_slices import (
     KEY_COLUMNS,
     NOISE_AWARE_RANKING,
@@ -81,6 +85,8 @@ DRIFT_SHOWN_COLUMNS = (
     "baseline_z",
 )
 RUN_COLUMNS = (RUN_ID, CONFIG_HASH, RUN_DATE, GRANULARITY, WINDOW_START, WINDOW_END)
+# Drawn as the section's figure rather than listed in its table.
+RECALIBRATION_FIGURE_COLUMNS = ("reliability_before", "reliability_after")
 
 
 def write_html_report(
@@ -171,6 +177,11 @@ def read_page(
     )
     drift, drift_counts = _drift(spark, output, run_date, granularity)
     recalibration = _recalibration(spark, output, run_date, granularity)
+    recalibration_figures = (
+        recalibration_images(spark, config, output, run_date, granularity)
+        if recalibration is not None and not regression
+        else {}
+    )
     overall = _overall_metrics(metrics)
     versions = tuple(
         VersionReport(
@@ -185,6 +196,7 @@ def read_page(
             recalibration=None
             if recalibration is None
             else _of_version(recalibration, version).drop(columns=["model_version"]),
+            recalibration_figures=tuple(recalibration_figures.get(version, [])),
         )
         for version in _versions(shown)
     )
@@ -435,7 +447,11 @@ def _recalibration(
         frame = frame.where(F.col(GRANULARITY) == F.lit(granularity))
     if "model_version" not in frame.columns:
         frame = frame.withColumn("model_version", F.lit(None).cast("string"))
-    kept = [name for name in frame.columns if name not in RUN_COLUMNS]
+    kept = [
+        name
+        for name in frame.columns
+        if name not in RUN_COLUMNS and name not in RECALIBRATION_FIGURE_COLUMNS
+    ]
     return _pandas(frame.select(*kept).limit(MAX_RECALIBRATION_ROWS))
 
 

@@ -1,5 +1,6 @@
 """Read a run date's tables and draw its diagrams: reliability diagrams (and ROC curves when
-the run has a ``calibration_roc`` table) for classification, interval calibration diagrams for
+the run has a ``calibration_roc`` table, before/after recalibration diagrams when it has a
+``calibration_recalibration`` table) for classification, interval calibration diagrams for
 regression. ``report_command`` is ``spark-calib report``."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.partitions import read_partition
 from spark_calib_cli.io.tables import METRICS_TABLE
 from spark_calib_cli.report import write_reliability_diagrams
+from spark_calib_cli.report.recalibration_rows import run_recalibration_report
 from spark_calib_cli.report.regression_rows import run_regression_report
 from spark_calib_cli.report.reliability_rows import no_metric_rows, reliability_frames
 from spark_calib_cli.report.roc_rows import run_roc_report
@@ -126,8 +128,10 @@ def _window_diagrams(
     or ``rolling_Nd``); the ROC and regression diagrams exist for daily runs only.
 
     Classification: ``reliability_<model_version>.png`` (overall + the ``top_slices`` worst
-    slices by ECE with at least ``min_slice_rows`` rows), and ``roc_<model_version>.png``
-    when the run wrote ROC points. Regression: ``regression_calibration_<model_version>.png``
+    slices by ECE with at least ``min_slice_rows`` rows), ``recalibration_<model_version>.png``
+    when the window has recalibration rows (overall + the worst slices by ECE before, each
+    before and after every map), and ``roc_<model_version>.png`` when the run wrote ROC
+    points. Regression: ``regression_calibration_<model_version>.png``
     (overall + the worst slices by miscalibration area) when the log has a std column.
 
     Only the chosen slices' rows reach the driver, so the cost does not grow with the number
@@ -152,6 +156,7 @@ def _window_diagrams(
         granularity,
         positive_class="positive_class" in config.features(),
     )
+    written += run_recalibration_report(spark, config, output, run_date, out_dir, granularity)
     if not daily:
         return written
     return written + run_roc_report(spark, output, metrics, run_date, out_dir)

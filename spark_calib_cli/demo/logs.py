@@ -7,7 +7,9 @@ failure: its scores are shifted, while v1 looks fine overall. A few rows have a 
 probability vector, so the invalid-rows table has something to show.
 
 The binary log also degrades over time: from the tenth of its 14 days on, ``v1`` on
-``country=MX`` over-predicts (its logits are shifted), which the demo's alert rules catch.
+``country=MX`` over-predicts (its logits are shifted), which the demo's alert rules catch. Its
+``split`` column holds half of each day's requests out (``val``: the even request ids) for the
+demo's recalibration maps to be fitted on, and scored on the other half (``test``).
 
 The regression log (a delivery-time estimate with a predictive σ) follows the same story with
 the σ: ``v1``'s σ is the true noise level except on BR tablets, where it is too small; ``v2``'s
@@ -46,6 +48,10 @@ DEVICE_SHARES = (0.55, 0.30, 0.15)
 BROKEN_VERSION, BROKEN_COUNTRY, BROKEN_DEVICE = "v1", "BR", "tablet"
 # Added to the broken segment's logits: v1 scores about 0.3 too high there.
 BROKEN_LOGIT_SHIFT = 1.6
+# The binary log's recalibration split: request ids ≡ 0 (mod SPLIT_MODULUS) fit the maps.
+# From the id, not a rand() draw, so every other column is the same as without it.
+SPLIT_MODULUS = 2
+FIT_SPLIT, EVAL_SPLIT = "val", "test"
 # The binary log's degradation: v1 on MX from day DRIFT_FIRST_DAY (1-based) of the log.
 DRIFT_VERSION, DRIFT_COUNTRY = "v1", "MX"
 DRIFT_FIRST_DAY = 10
@@ -83,7 +89,8 @@ def binary_log(
     days: int = DEFAULT_DAYS,
 ) -> DataFrame:
     """A binary log: ``request_id``, ``event_date``, ``model_version``, ``country``, ``device``,
-    ``score`` (P(y=1), double, rarely null) and ``label`` (int 0/1)."""
+    ``score`` (P(y=1), double, rarely null), ``label`` (int 0/1) and ``split`` (``val`` for
+    the even request ids, ``test`` for the odd ones)."""
     draws = _traffic(spark, rows, seed, end_date, days).select(
         "*",
         F.randn(seed + 10).alias("_z"),
@@ -107,6 +114,9 @@ def binary_log(
         "device",
         score.cast("double").alias("score"),
         (F.col("_u_label") < _sigmoid(true_logit)).cast("int").alias("label"),
+        F.when(F.col("request_id") % F.lit(SPLIT_MODULUS) == F.lit(0), F.lit(FIT_SPLIT))
+        .otherwise(F.lit(EVAL_SPLIT))
+        .alias("split"),
     )
 
 

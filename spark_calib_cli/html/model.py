@@ -58,7 +58,8 @@ class VersionReport:
     ``n``, and ``error_bound``, ``se``, ``ci_lower``, ``ci_upper`` when the table has them).
     ``slices``: the overall slice (rank 0), the worst slices (rank 1…) and the alerted slices
     not among them (rank null), with the overview columns. ``drift``: the drift rows shown.
-    ``recalibration``: the rows of ``calibration_recalibration``, when that table exists.
+    ``recalibration``: the rows of ``calibration_recalibration``, when that table exists;
+    ``recalibration_figures``: its reliability before and after the maps.
     """
 
     model_version: str | None
@@ -70,6 +71,7 @@ class VersionReport:
     drift: pd.DataFrame
     drift_not_shown: int
     recalibration: pd.DataFrame | None = None
+    recalibration_figures: tuple[FigureImage, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,7 @@ def version_section(page: PageData, version: VersionReport) -> str:
     parts += [element("h3", "Drift"), _drift_table(version, title)]
     if version.recalibration is not None:
         parts += [element("h3", "Recalibration"), _recalibration_table(version, title)]
+        parts.extend(figure_html(image) for image in version.recalibration_figures)
     return element("section", "".join(parts), {"id": version_anchor(version.model_version)})
 
 

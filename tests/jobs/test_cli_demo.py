@@ -43,8 +43,11 @@ def test_binary_log_schema(spark: SparkSession) -> None:
     frame = demo.binary_log(spark, rows=10)
     assert frame.schema.simpleString() == (
         "struct<request_id:bigint,event_date:date,model_version:string,country:string,"
-        "device:string,score:double,label:int>"
+        "device:string,score:double,label:int,split:string>"
     )
+    # The recalibration split is the request id's parity.
+    splits = {(r.request_id % 2, r.split) for r in frame.collect()}
+    assert splits == {(0, "val"), (1, "test")}
 
 
 BINARY_CONFIG = {

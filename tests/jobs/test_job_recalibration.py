@@ -47,6 +47,8 @@ RECALIBRATION_SCHEMA = {
     "accuracy_before": "double",
     "accuracy_after": "double",
     "after_bounds": "map<string,double>",
+    "reliability_before": "array<struct<bin:int,weight:double,confidence:double,outcome:double>>",
+    "reliability_after": "array<struct<bin:int,weight:double,confidence:double,outcome:double>>",
     "window_start": "date",
     "window_end": "date",
     "run_id": "string",

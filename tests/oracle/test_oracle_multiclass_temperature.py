@@ -232,3 +232,20 @@ def _cifar(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_a_rollup_cannot_refit_a_multiclass_temperature(spark: SparkSession) -> None:
     with pytest.raises(ConfigError, match="statistics do not hold"):
         recalibration_from_stats(spark.range(1), CONFIG)
+
+
+def test_reliability_bins_before_and_after_equal_numpy(case: Any) -> None:
+    pdf, table = case
+    for version, value, rows in _groups(pdf):
+        row = _row(table, version, value)
+        evaluated = _arrays(rows[rows.split != "val"])
+        for column, temperature in (
+            ("reliability_before", 1.0),
+            ("reliability_after", row.parameters["temperature"]),
+        ):
+            expected = ref.scaled_bins(*evaluated, temperature, 10)
+            found = [(b["bin"], b["weight"], b["confidence"], b["outcome"]) for b in row[column]]
+            assert [b[0] for b in found] == [b[0] for b in expected], column
+            np.testing.assert_allclose(
+                np.array(found)[:, 1:], np.array(expected)[:, 1:], rtol=1e-9, atol=1e-12
+            )

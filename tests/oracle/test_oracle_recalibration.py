@@ -280,3 +280,27 @@ def test_recalibrate_applies_each_rows_slice_parameters(spark: SparkSession, cas
                 at = max(np.searchsorted(cells, cell_ids(np.array([r.s]))[0], side="right") - 1, 0)
                 expected = values[at]
             assert r.calibrated_score == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def _bins(value: Any) -> list[tuple[int, float, float, float]]:
+    return [(b["bin"], b["weight"], b["confidence"], b["outcome"]) for b in value]
+
+
+def test_reliability_bins_equal_the_row_by_row_bins(case: Any) -> None:
+    """Before: the evaluated rows' bins as they are; after isotonic (constant per cell): the
+    rows' bins at their step's value, both against a NumPy binning of the rows."""
+    pdf, table, _ = case
+    for version, value, _, evaluated in _fitted(pdf):
+        s, y, w = _arrays(evaluated)
+        row = _row(table, version, value, "isotonic")
+        knot_cells = np.array([k["cell"] for k in row.knots])
+        knot_values = np.array([k["value"] for k in row.knots])
+        index = np.clip(np.searchsorted(knot_cells, cell_ids(s), side="right") - 1, 0, None)
+        for found, expected in (
+            (row.reliability_before, ref.reliability(s, y, w)),
+            (row.reliability_after, ref.reliability(knot_values[index], y, w)),
+        ):
+            got = _bins(found)
+            assert [b[0] for b in got] == [b[0] for b in expected]
+            for (_, *numbers), (_, *reference) in zip(got, expected, strict=True):
+                assert numbers == pytest.approx(reference, rel=1e-9, abs=1e-12)

@@ -65,3 +65,21 @@ def newton_step(z: FloatArray, y: IntArray, w: FloatArray, temperature: float) -
     variance = (p * z * z).sum(axis=1) - mean**2
     gradient = np.sum(w * (mean - z[np.arange(len(y)), y]))
     return float(1.0 / (beta - gradient / np.sum(w * variance)) - temperature)
+
+
+def scaled_bins(
+    z: FloatArray, y: IntArray, w: FloatArray, temperature: float, n_bins: int
+) -> list[tuple[int, float, float, float]]:
+    """(bin, Σw, mean confidence, accuracy) of the non-empty left-closed top-label bins of
+    softmax(z/T), weighted."""
+    p = np.exp(log_softmax(z / temperature, axis=1))
+    confidence = p.max(axis=1)
+    correct = (p.argmax(axis=1) == y).astype(float)
+    bins = np.clip(np.floor(confidence * n_bins), 0, n_bins - 1).astype(int)
+    weight = np.bincount(bins, w, minlength=n_bins)
+    mean = np.bincount(bins, w * confidence, minlength=n_bins)
+    hits = np.bincount(bins, w * correct, minlength=n_bins)
+    return [
+        (int(b), float(weight[b]), float(mean[b] / weight[b]), float(hits[b] / weight[b]))
+        for b in np.flatnonzero(weight > 0)
+    ]

@@ -95,3 +95,17 @@ def logistic_nll(u: FloatArray, y: FloatArray, w: FloatArray) -> float:
 def sigmoid(u: FloatArray) -> FloatArray:
     """σ(u)."""
     return np.asarray(expit(u), dtype=np.float64)
+
+
+def reliability(
+    p: FloatArray, y: FloatArray, w: FloatArray, n_bins: int = 15
+) -> list[tuple[int, float, float, float]]:
+    """(bin, Σw, Σw·p/Σw, Σw·y/Σw) of each non-empty equal-width left-closed bin, row by row."""
+    bins = uniform_bins(p, n_bins)
+    weight = np.bincount(bins, weights=w, minlength=n_bins)
+    confidence = np.bincount(bins, weights=w * p, minlength=n_bins)
+    outcome = np.bincount(bins, weights=w * y, minlength=n_bins)
+    return [
+        (int(b), float(weight[b]), float(confidence[b] / weight[b]), float(outcome[b] / weight[b]))
+        for b in np.flatnonzero(weight > 0)
+    ]

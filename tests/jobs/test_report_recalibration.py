@@ -1,0 +1,45 @@
+"""The report and the HTML page of a run with a recalibration section: one before/after
+figure per model version, next to the reliability diagrams, and embedded in the page's
+Recalibration section (whose table leaves the bin arrays to the figure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import html5lib
+from pyspark.sql import SparkSession
+
+from spark_calib_cli.commands.evaluate import run_evaluate
+from spark_calib_cli.commands.html_figures import RECALIBRATION_CAPTION
+from spark_calib_cli.commands.html_report import write_html_report
+from spark_calib_cli.commands.report import run_report
+from tests.support.jobs import RUN_DATE, job_config, log_rows, write_log
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_and_page_draw_reliability_before_and_after_the_maps(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    log, out, page = tmp_path / "log", tmp_path / "out", tmp_path / "page.html"
+    write_log(spark, log, log_rows(40))
+    config = job_config(
+        {"path": str(log)},
+        {"path": str(out)},
+        recalibration={"methods": ["temperature", "isotonic"], "min_fit_rows": 15},
+    )
+    run_evaluate(spark, config, RUN_DATE)
+
+    paths = run_report(spark, config, RUN_DATE, tmp_path / "report", trend_windows=0)
+    write_html_report(spark, config, RUN_DATE, page, min_slice_rows=1, trend_windows=0)
+
+    names = sorted(path.name for path in paths)
+    # Versions a and b of tests/support/jobs.py's log.
+    assert {"recalibration_a.png", "recalibration_b.png"} <= set(names)
+    assert {"reliability_a.png", "reliability_b.png"} <= set(names)
+    for path in paths:
+        assert path.read_bytes()[:8] == PNG_SIGNATURE
+    document = page.read_text("utf-8")
+    html5lib.HTMLParser(strict=True).parse(document)
+    assert document.count(RECALIBRATION_CAPTION) == 2
+    assert "reliability_before" not in document and "reliability_after" not in document
