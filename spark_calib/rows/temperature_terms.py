@@ -101,8 +101,9 @@ def derivatives(total: Column, first: Column, second: Column, true: Column) -> d
 
 
 def squared_total(d: ShiftedLogits, beta: Column) -> Column:
-    """Σ_j e_j(β)², for the Brier term."""
-    return d.total(lambda x: F.exp(2.0 * beta * x))
+    """Σ_j e_j(β)², for the Brier term (e_j·e_j: the same exponentials as ``moments``, which
+    the projection computes once)."""
+    return d.total(lambda x: F.exp(beta * x) * F.exp(beta * x))
 
 
 def scaled_outputs(

@@ -180,12 +180,15 @@ def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> N
         "recalibration": {"methods": ["temperature"]},
     }
 
-    def compute(spark: SparkSession) -> pd.DataFrame:
+    def compute(spark: SparkSession) -> tuple[pd.DataFrame, str | None]:
         result = evaluate(spark.createDataFrame(pdf), config)
         assert result.recalibration is not None
-        return result.recalibration.toPandas()
+        # The scoring pass turns whole-stage codegen off for its query only.
+        return result.recalibration.toPandas(), spark.conf.get("spark.sql.codegen.wholeStage")
 
-    row = evaluations.get(("multiclass temperature", "probs"), compute).iloc[0]
+    table, whole_stage = evaluations.get(("multiclass temperature", "probs"), compute)
+    assert whole_stage == "true"
+    row = table.iloc[0]
     log_p = np.log(np.maximum(p, 1e-15))
     weights = np.ones(len(y))
     exact = ref.exact_temperature(log_p, y, weights)
