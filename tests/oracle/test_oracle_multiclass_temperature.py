@@ -22,6 +22,7 @@ from tests.support.evaluations import Evaluations
 
 CIFAR = Path(__file__).resolve().parents[1] / "data" / "cifar10_lt_resnet110.parquet"
 MIN_FIT_ROWS = 200
+WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 CLASSES = 5
 CONFIG: dict[str, Any] = {
     "task": "multiclass",
@@ -181,10 +182,16 @@ def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> N
     }
 
     def compute(spark: SparkSession) -> tuple[pd.DataFrame, str | None]:
-        result = evaluate(spark.createDataFrame(pdf), config)
-        assert result.recalibration is not None
-        # The scoring pass turns whole-stage codegen off for its query only.
-        return result.recalibration.toPandas(), spark.conf.get("spark.sql.codegen.wholeStage")
+        # The scoring pass turns whole-stage codegen off for its query only (the test session
+        # runs with it off; here it is on, as by default).
+        session_value = spark.conf.get(WHOLE_STAGE)
+        spark.conf.set(WHOLE_STAGE, "true")
+        try:
+            result = evaluate(spark.createDataFrame(pdf), config)
+            assert result.recalibration is not None
+            return result.recalibration.toPandas(), spark.conf.get(WHOLE_STAGE)
+        finally:
+            spark.conf.set(WHOLE_STAGE, session_value or "false")
 
     table, whole_stage = evaluations.get(("multiclass temperature", "probs"), compute)
     assert whole_stage == "true"
