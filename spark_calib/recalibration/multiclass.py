@@ -100,7 +100,9 @@ def multiclass_recalibration_rows(
     scores = _scoring_pass(base, config, sets, num_classes, fits)
     out = []
     for key in sorted(set(fits) | set(scores), key=sort_key):
-        out.append(_row(key, fits.get(key, _KeyFit()), scores.get(key, _KeyScores()), config))
+        overall = fits.get((key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE))
+        unfitted = _KeyFit(0, overall.temperature if overall else None, fallback=True)
+        out.append(_row(key, fits.get(key, unfitted), scores.get(key, _KeyScores()), config))
     return out
 
 
@@ -225,7 +227,8 @@ def _scoring_pass(
     num_classes: int,
     fits: dict[Key, _KeyFit],
 ) -> dict[Key, _KeyScores]:
-    """Key → its scoring sums at its T̂ (keys without a T̂ are scored before only)."""
+    """Key → its scoring sums at its T̂, or its model version's overall T̂ when the grid pass
+    did not see the key (keys without either are scored before only)."""
     spark = base.sparkSession
     table = spark.createDataFrame(
         [
@@ -235,7 +238,26 @@ def _scoring_pass(
         ],
         f"_v string, _n string, _w string, {BETA} double",
     )
-    joined = _join_key(_labelled(base, config, sets), table)
+    overall = spark.createDataFrame(
+        [
+            (key[0], 1.0 / fit.temperature)
+            for key, fit in fits.items()
+            if key[1] == OVERALL_SLICE_NAME and fit.temperature is not None
+        ],
+        "_ov string, _overall_beta double",
+    )
+    # A key without fit rows (a slice value seen only in the evaluated rows) is not in
+    # ``table``: it takes its model version's overall T̂, as a fallback key does.
+    joined = (
+        _join_key(_labelled(base, config, sets), table)
+        .join(
+            F.broadcast(overall),
+            on=F.col(row.MODEL_VERSION).eqNullSafe(F.col("_ov")),
+            how="left",
+        )
+        .withColumn(BETA, F.coalesce(F.col(BETA), F.col("_overall_beta")))
+        .drop("_ov", "_overall_beta")
+    )
     d = shifted(num_classes)
     beta = F.col(BETA)
     m = moments(d, beta)

@@ -50,6 +50,7 @@ def _log(seed: int, n: int) -> pd.DataFrame:
         y = (p.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
         country = rng.choice(["BR", "US"], size=n, p=[0.35, 0.65]).astype(object)
         country[:60] = "tiny"  # about 30 fit rows: takes the overall T
+        country[60:100] = "evalonly"  # no fit row at all (its split is set to test below)
         frames.append(
             pd.DataFrame(
                 {
@@ -62,7 +63,9 @@ def _log(seed: int, n: int) -> pd.DataFrame:
                 }
             )
         )
-    return pd.concat(frames, ignore_index=True)
+    log = pd.concat(frames, ignore_index=True)
+    log.loc[log.country == "evalonly", "split"] = "test"
+    return log
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +103,7 @@ def test_temperature_is_within_1e3_of_the_exact_minimiser_per_key(case: Any) -> 
     pdf, table = case
     checked = 0
     for version, value, rows in _groups(pdf):
-        if value == "tiny":
+        if value in ("tiny", "evalonly"):
             continue
         row = _row(table, version, value)
         exact = ref.exact_temperature(*_arrays(rows[rows.split == "val"]))
@@ -119,6 +122,9 @@ def test_a_slice_with_too_few_fit_rows_takes_the_overall_temperature(case: Any) 
         overall = _row(table, version, "")
         assert tiny.fallback and tiny.n_fit < MIN_FIT_ROWS
         assert tiny.parameters == {"temperature": overall.parameters["temperature"]}
+        unseen = _row(table, version, "evalonly")
+        assert unseen.fallback and unseen.n_fit == 0 and unseen.n_eval == 40
+        assert unseen.parameters == {"temperature": overall.parameters["temperature"]}
 
 
 def test_before_and_after_metrics_equal_numpy_at_the_tables_temperature(case: Any) -> None:
@@ -163,7 +169,7 @@ def test_recalibrate_adds_softmax_of_the_scaled_logits(case: Any, spark: SparkSe
         (r.model_version, r.slice_value): r.parameters["temperature"] for r in table.itertuples()
     }
     for r in scored.itertuples():
-        key = (r.mv, r.country) if r.country != "tiny" else (r.mv, "")
+        key = (r.mv, r.country) if r.country not in ("tiny", "evalonly") else (r.mv, "")
         expected = softmax(np.asarray(r.z) / temperatures[key])
         np.testing.assert_allclose(r.calibrated_probs, expected, rtol=1e-12, atol=1e-15)
 
