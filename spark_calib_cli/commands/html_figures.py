@@ -94,7 +94,12 @@ def recalibration_images(
     rows = recalibration_frame(spark, output, run_date, granularity)
     if rows is None:
         return {}
-    drawn = recalibration_figures(rows, run_date=run_date.isoformat(), n_bins=config.binning.n_bins)
+    drawn = recalibration_figures(
+        rows,
+        run_date=run_date.isoformat(),
+        n_bins=config.binning.n_bins,
+        positive_class=config.task == "binary",
+    )
     return {
         version: [_image(figure, RECALIBRATION_CAPTION, _recalibration_alt(rows, version))]
         for version, figure in drawn

@@ -45,31 +45,38 @@ def write_recalibration_diagrams(
     run_date: str,
     n_bins: int,
     worst: int = DEFAULT_WORST_SLICES,
+    positive_class: bool = True,
 ) -> list[Path]:
     """Write ``recalibration_<model_version>.png`` into ``out_dir``; return the paths written.
 
     ``table`` holds rows of the recalibration table (``model_version``, ``slice_name``,
     ``slice_value``, ``method``, ``parameters``, ``knots``, ``fallback``, ``ece_before``,
     ``ece_after``, ``n_eval``, ``reliability_before``, ``reliability_after``); ``n_bins`` is
-    the config's ``binning.n_bins`` (bin b spans [b/M, (b + 1)/M]). The panels are those of
-    ``recalibration_panels``.
+    the config's ``binning.n_bins`` (bin b spans [b/M, (b + 1)/M]); ``positive_class``: the
+    bins compare P(y = 1) with the rate of y = 1 (binary), else the top-label confidence with
+    the accuracy (multiclass). The panels are those of ``recalibration_panels``.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for version, figure in recalibration_figures(
-        table, run_date=run_date, n_bins=n_bins, worst=worst
+        table, run_date=run_date, n_bins=n_bins, worst=worst, positive_class=positive_class
     ):
         save_figure(figure, out_dir, FILE_STEM, version, written)
     return written
 
 
 def recalibration_figures(
-    table: pd.DataFrame, *, run_date: str, n_bins: int, worst: int = DEFAULT_WORST_SLICES
+    table: pd.DataFrame,
+    *,
+    run_date: str,
+    n_bins: int,
+    worst: int = DEFAULT_WORST_SLICES,
+    positive_class: bool = True,
 ) -> list[tuple[str | None, Figure]]:
     """One (model_version, figure) per model version of ``table``, None first, then by name;
     the arguments are those of ``write_recalibration_diagrams``."""
     return [
-        (version, _figure(table, keys, version, run_date, n_bins))
+        (version, _figure(table, keys, version, run_date, n_bins, positive_class))
         for version, keys in group_by_model_version(recalibration_panels(table, worst))
     ]
 
@@ -144,6 +151,7 @@ def _figure(
     version: str | None,
     run_date: str,
     n_bins: int,
+    positive_class: bool,
 ) -> Figure:
     methods = [method for method in METHOD_ORDER if method in set(table["method"])]
     columns = 1 + len(methods)
@@ -170,18 +178,33 @@ def _figure(
             cell = grid[row_index, column].subgridspec(2, 1, height_ratios=[3, 1])
             top = figure.add_subplot(cell[0])
             bottom = figure.add_subplot(cell[1], sharex=top)
-            _draw(top, bottom, frame, limit, note=note, legend=row_index == 0 and column == 0)
+            _draw(
+                top,
+                bottom,
+                frame,
+                limit,
+                note=note,
+                legend=row_index == 0 and column == 0,
+                positive_class=positive_class,
+            )
             top.set_title(title, fontsize="medium")
     figure.suptitle(
-        f"Model {version_title(version)}, run_date {run_date}: reliability of the evaluated rows "
-        "before and after each recalibration map (overall and the worst slices by ECE before)",
+        f"Model {version_title(version)}, run_date {run_date}:\nthe evaluated rows before and "
+        "after each recalibration map\n(overall and the worst slices by ECE before)",
         fontsize="large",
     )
     return figure
 
 
 def _draw(
-    top: Axes, bottom: Axes, frame: pd.DataFrame, limit: float, *, note: str, legend: bool
+    top: Axes,
+    bottom: Axes,
+    frame: pd.DataFrame,
+    limit: float,
+    *,
+    note: str,
+    legend: bool,
+    positive_class: bool,
 ) -> None:
     if frame["weight_sum"].sum() <= 0.0:
         top.text(0.5, 0.5, note, ha="center", va="center", transform=top.transAxes)
@@ -190,8 +213,8 @@ def _draw(
         bottom.set_xlim(0.0, limit)
         top.tick_params(labelbottom=False)
         return
-    draw_reliability(top, frame, legend=legend, limit=limit, positive_class=True)
-    draw_histogram(bottom, frame, limit=limit, positive_class=True)
+    draw_reliability(top, frame, legend=legend, limit=limit, positive_class=positive_class)
+    draw_histogram(bottom, frame, limit=limit, positive_class=positive_class)
     top.tick_params(labelbottom=False)
 
 

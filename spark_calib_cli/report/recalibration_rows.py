@@ -68,5 +68,10 @@ def run_recalibration_report(
     if rows is None:
         return []
     return write_recalibration_diagrams(
-        rows, out_dir, run_date=run_date.isoformat(), n_bins=config.binning.n_bins, worst=worst
+        rows,
+        out_dir,
+        run_date=run_date.isoformat(),
+        n_bins=config.binning.n_bins,
+        worst=worst,
+        positive_class=config.task == "binary",
     )

@@ -176,3 +176,17 @@ def test_bins_as_spark_rows_or_arrays_read_the_same() -> None:
     expected = bins_frame(BEFORE, N_BINS)
     pd.testing.assert_frame_equal(bins_frame(as_rows, N_BINS), expected)
     pd.testing.assert_frame_equal(bins_frame(as_array, N_BINS), expected)
+
+
+def test_multiclass_panels_compare_confidence_with_accuracy() -> None:
+    rows = [
+        row("overall", "", "temperature", 0.125, after=ISOTONIC, parameters={"temperature": 2.0})
+    ]
+    ((_, binary),) = recalibration_figures(pd.DataFrame(rows), run_date="2024-06-30", n_bins=N_BINS)
+    ((_, multiclass),) = recalibration_figures(
+        pd.DataFrame(rows), run_date="2024-06-30", n_bins=N_BINS, positive_class=False
+    )
+    assert binary.axes[0].get_ylabel() == "observed rate of y = 1"
+    assert binary.axes[1].get_xlabel() == "predicted P(y = 1)"
+    assert multiclass.axes[0].get_ylabel() == "accuracy"
+    assert multiclass.axes[1].get_xlabel() == "confidence"
