@@ -59,7 +59,7 @@ demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
 	@echo "Diagrams: $(DEMO_DIR)/reports/{binary,binary_week,multiclass}/reliability_v*.png,"
 	@echo "          $(DEMO_DIR)/reports/{binary,binary_week}/trend_*.png (metrics by day and week),"
 	@echo "          $(DEMO_DIR)/reports/binary/roc_v*.png,"
-	@echo "          $(DEMO_DIR)/reports/{binary,binary_week}/recalibration_v*.png (before/after the maps),"
+	@echo "          $(DEMO_DIR)/reports/{binary,binary_week,multiclass}/recalibration_v*.png (before/after the maps),"
 	@echo "          $(DEMO_DIR)/reports/regression/regression_calibration_v*.png,"
 	@echo "          $(DEMO_DIR)/reports/ctr/reliability_v*.png (equal-mass bins, low base rate)"
 	@echo "Tables: databases calib_demo, calib_demo_multiclass, calib_demo_regression and"
