@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib.errors import ConfigError
-from spark_calib.rows.arrays import softmax
+from spark_calib.rows.arrays import log_probabilities, softmax
 from spark_calib.rows.cells import cell_index, logit
 from spark_calib.rows.columns import input_col
 from spark_calib.slicing.values import slice_name, slice_value_expression
@@ -114,8 +114,7 @@ def _logits(config: Config) -> Column:
     if columns.logits is not None:
         return F.transform(input_col(columns.logits), lambda z: z.cast("double"))
     assert columns.probs is not None
-    eps = F.lit(config.nll_eps)
-    return F.transform(input_col(columns.probs), lambda p: F.log(F.greatest(p.cast("double"), eps)))
+    return log_probabilities(input_col(columns.probs), config.nll_eps)
 
 
 def _mapped(method: str, score: Column, parameters: Column, knots: Column) -> Column:

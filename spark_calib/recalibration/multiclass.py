@@ -51,6 +51,7 @@ from spark_calib.rows.temperature_terms import (
     scaled_outputs,
     shifted,
     shifted_logits,
+    shifted_names,
     squared_total,
 )
 from spark_calib.stats.aggregate import copy_per_slice_set, slice_set_labels
@@ -95,7 +96,7 @@ def multiclass_recalibration_rows(
     recalibration = config.recalibration
     assert recalibration is not None
     sets = _slice_sets(config)
-    base = _base(rows, num_classes)
+    base = _base(rows, config, num_classes)
     fits = _choose(_grid_pass(base, config, sets, num_classes), recalibration.min_fit_rows)
     scores = _scoring_pass(base, config, sets, num_classes, fits)
     out = []
@@ -111,10 +112,14 @@ def _slice_sets(config: Config) -> list[tuple[str, ...]]:
     return sets if () in sets else [*sets, ()]
 
 
-def _base(rows: DataFrame, num_classes: int) -> DataFrame:
+def _slice_keys(config: Config) -> list[str]:
+    return [row.slice_key(index) for index in range(len(config.slice_columns()))]
+
+
+def _base(rows: DataFrame, config: Config, num_classes: int) -> DataFrame:
     """Valid rows: keys, weight, fit flag (1 fit, 0 evaluated, −1 both), the metric terms
     before and the shifted logits."""
-    slices = [name for name in rows.columns if name.startswith("_slice_")]
+    slices = _slice_keys(config)
     fit = F.col(row.FIT) if row.FIT in rows.columns else F.lit(-1)
     shifted_columns = shifted_logits(F.col(row.LOGITS), F.col(row.LABEL), num_classes)
     return rows.where(F.col(row.REASON).isNull()).select(
@@ -163,8 +168,8 @@ def _grid_pass(
             for k, beta in enumerate(grid_betas())
         ]
     )
-    keep = [row.MODEL_VERSION, *[c for c in base.columns if c.startswith("_slice_")]]
-    shifted_columns = [c for c in base.columns if c.startswith("_d")]
+    keep = [row.MODEL_VERSION, *_slice_keys(config)]
+    shifted_columns = shifted_names(num_classes)
     copies = base.where(F.col(FIT_FLAG) != 0).select(
         *keep, row.WEIGHT, *shifted_columns, F.inline(points)
     )

@@ -32,6 +32,12 @@ def log_softmax_at(logits: Column, index: Column) -> Column:
     return F.get(logits, index) - top - F.log(array_sum(shifted))
 
 
+def log_probabilities(probs: Column, eps: float) -> Column:
+    """log(max(p_k, ε)) of each element: the logits temperature scaling divides when only
+    probabilities are logged."""
+    return F.transform(probs, lambda p: F.log(F.greatest(p.cast("double"), F.lit(eps))))
+
+
 def first_argmax(probs: Column) -> Column:
     """Index (0-based) of the first maximum: ties go to the lowest index, as numpy.argmax."""
     return (F.array_position(probs, F.array_max(probs)) - 1).cast("int")

@@ -24,6 +24,7 @@ from pyspark.sql.types import DataType, StringType
 from spark_calib.config import Config
 from spark_calib.rows.arrays import (
     first_argmax,
+    log_probabilities,
     log_softmax_at,
     one_hot_squared_error,
     softmax,
@@ -129,7 +130,7 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
         label = numeric_label.try_cast("int")
     if columns.probs is not None:
         log_p_true = F.log(F.greatest(F.get(probs, label), F.lit(config.nll_eps)))
-        logits = F.transform(probs, lambda p: F.log(F.greatest(p, F.lit(config.nll_eps))))
+        logits = log_probabilities(probs, config.nll_eps)
     else:
         log_p_true = log_softmax_at(logits, label)
     predicted = first_argmax(probs)

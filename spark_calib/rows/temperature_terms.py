@@ -66,6 +66,11 @@ def shifted_logits(logits: Column, label: Column, num_classes: int) -> dict[str,
     return found
 
 
+def shifted_names(num_classes: int) -> list[str]:
+    """The columns ``shifted_logits`` projects, in order."""
+    return [*(shift_columns(num_classes) or [SHIFTED_ARRAY]), SHIFTED_TRUE]
+
+
 def shifted(num_classes: int) -> ShiftedLogits:
     """The columns ``shifted_logits`` projected, read back."""
     names = shift_columns(num_classes)

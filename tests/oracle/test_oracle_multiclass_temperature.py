@@ -17,6 +17,7 @@ from scipy.special import softmax
 from spark_calib import evaluate, recalibrate, recalibration_from_stats
 from spark_calib.errors import ConfigError
 from spark_calib.recalibration.table import RECALIBRATION_COLUMNS, RECALIBRATION_SCHEMA
+from spark_calib.rows.temperature_terms import UNROLL_MAX_CLASSES
 from tests.support import multiclass_temperature_reference as ref
 from tests.support.evaluations import Evaluations
 
@@ -187,28 +188,64 @@ def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> N
         "recalibration": {"methods": ["temperature"]},
     }
 
-    def compute(spark: SparkSession) -> tuple[pd.DataFrame, str | None]:
+    def compute(spark: SparkSession) -> tuple[pd.DataFrame, str | None, np.ndarray]:
         # The scoring pass turns whole-stage codegen off for its query only (the test session
         # runs with it off; here it is on, as by default).
         session_value = spark.conf.get(WHOLE_STAGE)
         spark.conf.set(WHOLE_STAGE, "true")
         try:
-            result = evaluate(spark.createDataFrame(pdf), config)
+            frame = spark.createDataFrame(pdf)
+            result = evaluate(frame, config)
             assert result.recalibration is not None
-            return result.recalibration.toPandas(), spark.conf.get(WHOLE_STAGE)
+            scored = recalibrate(frame.limit(50), result.recalibration, config).toPandas()
+            calibrated = np.stack(scored["calibrated_probs"].to_numpy())
+            return result.recalibration.toPandas(), spark.conf.get(WHOLE_STAGE), calibrated
         finally:
             spark.conf.set(WHOLE_STAGE, session_value or "false")
 
-    table, whole_stage = evaluations.get(("multiclass temperature", "probs"), compute)
+    table, whole_stage, calibrated = evaluations.get(("multiclass temperature", "probs"), compute)
     assert whole_stage == "true"
     row = table.iloc[0]
     log_p = np.log(np.maximum(p, 1e-15))
+    # recalibrate scales the same log-probabilities (the first rows, in input order).
+    expected = softmax(log_p[:50] / row.parameters["temperature"], axis=1)
+    np.testing.assert_allclose(calibrated, expected, rtol=1e-12, atol=1e-15)
     weights = np.ones(len(y))
     exact = ref.exact_temperature(log_p, y, weights)
     assert row.parameters["temperature"] == pytest.approx(exact, rel=1e-3)
     after = ref.scaled_scores(log_p, y, weights, row.parameters["temperature"], 15, "left_closed")
     assert row.ece_after == pytest.approx(after["ece"], rel=1e-9)
     assert row.nll_after == pytest.approx(after["nll"], rel=1e-9)
+
+
+def test_more_classes_than_are_written_out_use_the_array_sums(evaluations: Evaluations) -> None:
+    """Above ``UNROLL_MAX_CLASSES`` the class sums are higher-order array functions."""
+    classes = UNROLL_MAX_CLASSES + 6
+    rng = np.random.default_rng(13)
+    z = rng.normal(0.0, 2.0, size=(2_000, classes))
+    y = (softmax(0.7 * z, axis=1).cumsum(axis=1) < rng.uniform(size=(2_000, 1))).sum(axis=1)
+    w = rng.uniform(0.5, 2.0, size=2_000)
+    pdf = pd.DataFrame({"z": list(z), "y": y.astype(np.int32), "w": w})
+    config = {
+        "task": "multiclass",
+        "columns": {"logits": "z", "label": "y", "weight": "w"},
+        "metrics": ["ece"],
+        "recalibration": {"methods": ["temperature"]},
+    }
+
+    def compute(spark: SparkSession) -> pd.DataFrame:
+        result = evaluate(spark.createDataFrame(pdf), config)
+        assert result.recalibration is not None
+        return result.recalibration.toPandas()
+
+    row = evaluations.get(("multiclass temperature", "wide"), compute).iloc[0]
+    temperature = row.parameters["temperature"]
+    assert temperature == pytest.approx(ref.exact_temperature(z, y, w), rel=1e-3)
+    after = ref.scaled_scores(z, y, w, temperature, 15, "left_closed")
+    for name in after:
+        assert row[f"{name}_after"] == pytest.approx(after[name], rel=1e-9, abs=1e-12)
+    step = ref.newton_step(z, y, w, temperature)
+    assert row.parameters["temperature_step"] == pytest.approx(step, rel=1e-6, abs=1e-12)
 
 
 def test_cifar10_lt_resnet110_matches_the_published_figures(evaluations: Evaluations) -> None:

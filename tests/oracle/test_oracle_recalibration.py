@@ -101,6 +101,16 @@ def _knots(row: pd.Series) -> list[tuple[int, float, float]]:
     return [(k["cell"], k["lower"], k["value"]) for k in row.knots]
 
 
+def _isotonic_at_rows(row: pd.Series, s: np.ndarray) -> np.ndarray:
+    """The table's isotonic step map at each score: the value of the last knot whose cell is
+    at or before the score's fine cell (the first knot's below every knot)."""
+    knot_cells = np.array([k["cell"] for k in row.knots])
+    knot_values = np.array([k["value"] for k in row.knots])
+    index = np.clip(np.searchsorted(knot_cells, cell_ids(s), side="right") - 1, 0, None)
+    mapped: np.ndarray = knot_values[index]
+    return mapped
+
+
 def _arrays(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows["s"].to_numpy(float), rows["y"].to_numpy(float), rows["w"].to_numpy(float)
 
@@ -166,10 +176,8 @@ def test_isotonic_after_metrics_equal_the_row_by_row_recomputation(case: Any) ->
     for version, value, _, evaluated in _fitted(pdf):
         s, y, w = _arrays(evaluated)
         row = _row(table, version, value, "isotonic")
-        knot_cells = np.array([k["cell"] for k in row.knots])
-        knot_values = np.array([k["value"] for k in row.knots])
-        index = np.clip(np.searchsorted(knot_cells, cell_ids(s), side="right") - 1, 0, None)
-        expected = ref.scores(knot_values[index], y, w)
+        mapped = _isotonic_at_rows(row, s)
+        expected = ref.scores(mapped, y, w)
         for name, number in expected.items():
             assert row[f"{name}_after"] == pytest.approx(number, rel=1e-9, abs=1e-12)
 
@@ -293,12 +301,10 @@ def test_reliability_bins_equal_the_row_by_row_bins(case: Any) -> None:
     for version, value, _, evaluated in _fitted(pdf):
         s, y, w = _arrays(evaluated)
         row = _row(table, version, value, "isotonic")
-        knot_cells = np.array([k["cell"] for k in row.knots])
-        knot_values = np.array([k["value"] for k in row.knots])
-        index = np.clip(np.searchsorted(knot_cells, cell_ids(s), side="right") - 1, 0, None)
+        mapped = _isotonic_at_rows(row, s)
         for found, expected in (
             (row.reliability_before, ref.reliability(s, y, w)),
-            (row.reliability_after, ref.reliability(knot_values[index], y, w)),
+            (row.reliability_after, ref.reliability(mapped, y, w)),
         ):
             got = _bins(found)
             assert [b[0] for b in got] == [b[0] for b in expected]
