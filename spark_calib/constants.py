@@ -19,6 +19,13 @@ DEFAULT_ROC_POINTS = 200
 DEFAULT_COVERAGE_LEVELS = (0.5, 0.8, 0.9, 0.95)
 REGRESSION_CALIBRATION_LEVELS = tuple(round(0.05 * k, 2) for k in range(1, 20))
 
+# The fine-cell grid of the statistics (``spark_calib.rows.cells``): part of ``config_hash``,
+# so statistics kept on another grid never sum with these.
+CELL_GRID_VERSION = 2
+# logit(s) is clipped here (s = 0 and s = 1 stay finite: |logit| of the doubles next to 0 and 1
+# is below 37), and the log-odds cells span [−LOGIT_CLIP, LOGIT_CLIP].
+LOGIT_CLIP = 37.0
+
 OVERALL_SLICE_NAME = "overall"
 # slice_value of the overall slice: it has no columns, so its value list is empty.
 OVERALL_SLICE_VALUE = ""

@@ -41,9 +41,10 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     ``metrics``, ``reliability`` and ``stats`` read only that cache. For multiclass without
     ``num_classes`` or ``class_names``, K is read from the first non-null array (a one-row job).
 
-    With ``recalibration``, the binary maps are fitted and scored from the cached statistics'
-    fine cells (one small collect, no pass over ``df``) into ``result.recalibration``; the
-    multiclass temperature takes two more passes over ``df`` (its logits are not summable).
+    With ``recalibration``, the binary and top-label maps are fitted and scored from the cached
+    statistics' fine cells (one small collect, no pass over ``df``) into
+    ``result.recalibration``; the multiclass temperature takes two more passes over ``df``
+    (its logits are not summable).
 
     Raises ``InvalidRowsError`` (with counts per reason) when the fraction of invalid rows is
     above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
@@ -56,7 +57,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     needs = row_needs(
         specs,
         cells=cfg.binning.strategy == "equal_mass",
-        cells_by_label=cfg.recalibration is not None and cfg.task == "binary",
+        cells_by_label=cfg.recalibration is not None and cfg.task in ("binary", "top_label"),
         logits=cfg.recalibration is not None and cfg.task == "multiclass",
     )
     rows = canonical_rows(df, cfg, types, num_classes, needs)
@@ -112,7 +113,8 @@ def _metrics(
 def _recalibration(
     stats_df: DataFrame, rows: DataFrame, cfg: Config, num_classes: int | None
 ) -> DataFrame | None:
-    """The recalibration table: binary from the statistics' cells, multiclass from the rows."""
+    """The recalibration table: binary and top-label from the statistics' cells, multiclass
+    from the rows."""
     if cfg.recalibration is None:
         return None
     if cfg.task == "multiclass":

@@ -82,8 +82,9 @@ def check_recalibration(
     recalibration: RecalibrationConfig, task: str, positive_class: bool, window_column: str | None
 ) -> None:
     """The section against the rest of the config (the hook ``Config`` calls): binary maps of
-    the positive-class score, multiclass temperature scaling of the logits (or log
-    probabilities), and a date range needs a column."""
+    the positive-class score, top-label maps of the confidence (a binary predictor of
+    ``correct``), multiclass temperature scaling of the logits (or log probabilities), and a
+    date range needs a column."""
     if task == "multiclass":
         others = [method for method in recalibration.methods if method != "temperature"]
         if others:
@@ -91,9 +92,9 @@ def check_recalibration(
                 f"recalibration.methods {others} are binary maps; task multiclass fits "
                 "temperature only"
             )
-    elif task != "binary":
-        raise ValueError(f"recalibration needs task binary or multiclass, not {task}")
-    elif not positive_class:
+    elif task not in ("binary", "top_label"):
+        raise ValueError(f"recalibration needs task binary, top_label or multiclass, not {task}")
+    elif task == "binary" and not positive_class:
         raise ValueError(
             "recalibration on task binary needs binary_view positive_class (its maps are "
             "fitted on the score's fine cells), not top_label"

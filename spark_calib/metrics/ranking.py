@@ -2,7 +2,7 @@
 ``roc`` curve table, and the ``thresholds`` table.
 
 Histogram: the fine cells b of the score s (``spark_calib.rows.cells``: the union of the
-k/1000 and the log-odds 1/16 grids, at most 1,513 non-empty per key); W⁺_b, W⁻_b are the
+k/1000 and the log-odds 1/16 grids, at most 2,185 non-empty per key); W⁺_b, W⁻_b are the
 positive and negative weight in cell b, P = Σ W⁺, N = Σ W⁻, and
 TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} likewise, TP_{>b} = TP_{≥b} − W⁺_b.
 

@@ -1,7 +1,8 @@
 """Apply a recalibration table to rows: one calibrated probability column, Column expressions
 only (broadcast joins of the small table, no UDF).
 
-Binary, for a row with score s, z = logit(s) clipped to ±37 (``spark_calib.rows.cells.logit``):
+Binary, for a row with score s (top-label: its confidence), z = logit(s) clipped to ±37
+(``spark_calib.rows.cells.logit``):
 temperature σ(z/T); Platt σ(a + b·z); isotonic the value of the last knot whose cell is at or
 before the row's fine cell (the first knot's value below it), the same step map the table's
 after metrics score. Multiclass: the probability vector softmax(z/T) of the logits z (or of
@@ -9,8 +10,8 @@ log(max(p_k, ε)) from ``columns.probs``), null when the vector is null.
 
 Which parameters: the row's own slice value in the most specific configured slice set (most
 columns first, then config order) whose row has ``fallback`` false; else its model version's
-``overall`` row. A null, NaN or out-of-[0, 1] binary score, or a model version with no
-``overall`` row, gives null.
+``overall`` row. A null, NaN or out-of-[0, 1] binary score or confidence, or a model version
+with no ``overall`` row, gives null.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from spark_calib.rows.columns import input_col
 from spark_calib.slicing.values import slice_name, slice_value_expression
 
 DEFAULT_OUTPUT_COLUMN = "calibrated_score"
+TOP_LABEL_OUTPUT_COLUMN = "calibrated_confidence"
 MULTICLASS_OUTPUT_COLUMN = "calibrated_probs"
 _PARAMETERS = "parameters"
 _KNOTS = "knots"
@@ -39,11 +41,12 @@ def recalibrate(
     method: str | None = None,
     output_col: str | None = None,
 ) -> DataFrame:
-    """``df`` with ``output_col`` (default ``calibrated_score``, and ``calibrated_probs`` for
-    multiclass): its score mapped by ``method`` (default: the first of
-    ``recalibration.methods``) with the parameters of its model version and slice in
-    ``recalibration_df`` (a ``calibration_recalibration`` table or ``result.recalibration``;
-    extra columns such as ``run_date`` are ignored, so filter it to one run first).
+    """``df`` with ``output_col`` (default ``calibrated_score``; ``calibrated_confidence`` for
+    top-label and ``calibrated_probs`` for multiclass): its score mapped by ``method``
+    (default: the first of ``recalibration.methods``) with the parameters of its model version
+    and slice in ``recalibration_df`` (a ``calibration_recalibration`` table or
+    ``result.recalibration``; extra columns such as ``run_date`` are ignored, so filter it to
+    one run first).
 
     Raises ``ConfigError`` when the config has no ``recalibration`` section or ``method`` is
     not one of its methods.
@@ -98,13 +101,16 @@ def recalibrate(
             *[input_col(name) for name in df.columns],
             F.when(logits.isNotNull(), scaled).alias(output_col or MULTICLASS_OUTPUT_COLUMN),
         )
-    assert cfg.columns.score is not None
-    score = input_col(cfg.columns.score).cast("double")
+    top_label = cfg.task == "top_label"
+    scored = cfg.columns.confidence if top_label else cfg.columns.score
+    assert scored is not None
+    score = input_col(scored).cast("double")
     calibrated = _mapped(chosen, score, parameters, knots)
     valid = score.isNotNull() & ~F.isnan(score) & (score >= 0.0) & (score <= 1.0)
+    default = TOP_LABEL_OUTPUT_COLUMN if top_label else DEFAULT_OUTPUT_COLUMN
     return joined.select(
         *[input_col(name) for name in df.columns],
-        F.when(valid, calibrated).cast("double").alias(output_col or DEFAULT_OUTPUT_COLUMN),
+        F.when(valid, calibrated).cast("double").alias(output_col or default),
     )
 
 

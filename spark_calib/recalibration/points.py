@@ -1,12 +1,12 @@
 """Statistics → the small per-key cell sums recalibration reads, collected to the driver.
 
 One collected row per (model_version, slice_name, slice_value, recalibration_fit, cell, bin,
-label) of the binary score's valid top-label statistics: n, W = Σw, O = Σw·y (0 or W: one
-label), C = Σw·s, Z = Σw·logit(s), Σw·brier, Σw·nll, Σw·correct. A fine cell can straddle a
-calibration bin edge, so a cell may have two rows per label; each row is a subset of one cell
-and one label. Keeping the labels apart makes every term linear in z exact (Σw·y·z = Σ over
-the positive rows' Z). The collect is bounded by keys × 2 splits × 2 labels × (1,513 cells +
-14 straddling cells), never by input rows.
+label) of the valid class-free statistics of the binary score (or of the top-label confidence,
+with y = correct): n, W = Σw, O = Σw·y (0 or W: one label), C = Σw·s, Z = Σw·logit(s), Σw·brier,
+Σw·nll, Σw·correct. A fine cell can straddle a calibration bin edge, so a cell may have two rows
+per label; each row is a subset of one cell and one label. Keeping the labels apart makes every
+term linear in z exact (Σw·y·z = Σ over the positive rows' Z). The collect is bounded by keys ×
+2 splits × 2 labels × (2,185 cells + 14 straddling cells), never by input rows.
 
 The whole population of a model version is the sum over the values of any one slice set (each
 set partitions the rows), so ``overall`` is always available, configured or not.

@@ -17,8 +17,8 @@ After, with p_r the map's value for the row set:
 Isotonic is constant on every cell, so its after metrics are exact. Temperature and Platt
 (u = a + b·z, b > 0) are applied at the set's mean logit z̄_r instead of row by row. For a
 smooth f, Σw f(zᵢ) − W_r f(z̄_r) has no first-order term (Σw(zᵢ − z̄_r) = 0), so it is at most
-½ sup|f″| Σw(zᵢ − z̄_r)² ≤ sup|f″| W_r h_r²/8, with h_r the cell's width in log-odds (≤ 1/16
-but for the two saturated cells, [−37, −16] and [16, 37]) and the sup over the cell. With
+½ sup|f″| Σw(zᵢ − z̄_r)² ≤ sup|f″| W_r h_r²/8, with h_r the cell's width in the clipped
+log-odds (≤ 1/16; 0 for the two end cells, which hold z = ±37 only) and the sup over the cell. With
 σ′ = σ(1 − σ) and S_r = b²·sup_{z∈cell} σ′(a + b·z):
 
 - NLL: f″ = b²σ′, bound Σ_r S_r W_r h_r²/8 / W;
@@ -29,6 +29,10 @@ but for the two saturated cells, [−37, −16] and [16, 37]) and the sup over t
 - accuracy: only a set whose cell has the decision point z* = (logit(threshold) − a)/b strictly
   inside can change, by at most W_r/W. Temperature with threshold 0.5 has z* = 0, a cell edge:
   its accuracy after is exact (and equal to before).
+
+Top-label (task ``top_label``: s is the confidence, y is correct): the same, but a map rescales
+the predicted class's confidence and leaves the prediction alone, so accuracy after = Σ_r O_r/W
+= accuracy before, exactly (bound 0).
 
 ``after_bounds`` holds these bounds (0 for isotonic).
 
@@ -46,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spark_calib.config import Config
+from spark_calib.constants import LOGIT_CLIP
 from spark_calib.recalibration.fit import IsotonicMap, sigmoid, softplus
 from spark_calib.recalibration.points import CellRows
 from spark_calib.rows.cells import (
@@ -53,7 +58,6 @@ from spark_calib.rows.cells import (
     LOG_ODDS_CELLS,
     LOG_ODDS_LIMIT,
     LOG_ODDS_STEP,
-    LOGIT_CLIP,
 )
 
 SCORES = ("ece", "nll", "brier", "accuracy")
@@ -96,13 +100,14 @@ def after_scores(
         return Scores(dict.fromkeys(SCORES))
     bins = bin_of(probability, config.binning.n_bins, config.binning.edges)
     gap = np.bincount(bins, o - w * probability, minlength=config.binning.n_bins)
-    predicted = probability >= config.threshold
+    # Top-label: the map rescales the predicted class's confidence; the prediction stays.
+    right = o if config.task == "top_label" else np.where(probability >= config.threshold, o, w - o)
     return Scores(
         {
             "ece": float(np.abs(gap).sum() / total),
             "nll": float(nll_terms.sum() / total),
             "brier": float(np.sum(w * probability**2 - 2.0 * probability * o + o) / total),
-            "accuracy": float(np.where(predicted, o, w - o).sum() / total),
+            "accuracy": float(right.sum() / total),
         }
     )
 
@@ -186,7 +191,7 @@ def _logistic_bounds(rows: CellRows, config: Config, a: float, b: float) -> dict
     bin_high = bin_of(p_high, config.binning.n_bins, config.binning.edges)
     moved = 2.0 * (o * (1.0 - p_low) + (w - o) * p_high)
     ece = np.where(bin_low == bin_high, curvature, moved)
-    if b != 0.0:
+    if b != 0.0 and config.task != "top_label":
         z_star = (np.log(config.threshold) - np.log1p(-config.threshold) - a) / b
         crossing = (low < z_star) & (z_star < high)
     else:
@@ -200,8 +205,9 @@ def _logistic_bounds(rows: CellRows, config: Config, a: float, b: float) -> dict
 
 
 def cell_logit_range(cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """[low, high] of logit(s) over union cell 514·k + j (clipped to ±``LOGIT_CLIP``): the
-    intersection of [logit(k/1000), logit((k+1)/1000)] with [(j − 257)/16, (j − 256)/16]."""
+    """[low, high] of logit(s) over union cell 1186·k + j (clipped to ±``LOGIT_CLIP``): the
+    intersection of [logit(k/1000), logit((k+1)/1000)] with [(j − 593)/16, (j − 592)/16]
+    (the end cells j = 0 and 1185 are the points −37 and 37)."""
     k = cell // LOG_ODDS_CELLS
     j = cell % LOG_ODDS_CELLS
     half = LOG_ODDS_CELLS // 2

@@ -236,7 +236,8 @@ def _describe(
 
 
 def cell_lower(cell: np.ndarray) -> np.ndarray:
-    """``spark_calib.rows.cells.cell_lower`` in NumPy: max(k/1000, σ((j − 257)/16)), 0 for j = 0."""
+    """``spark_calib.rows.cells.cell_lower`` in NumPy: max(k/1000, σ((j − 593)/16)), 0 for
+    j = 0."""
     k = cell // LOG_ODDS_CELLS
     j = cell % LOG_ODDS_CELLS
     log_odds = np.where(

@@ -8,7 +8,10 @@ Multiclass (probs p, or softmax of logits): confidence = max_k p_k; outcome = co
 prediction = first argmax; Brier term Σ_k (1[y=k] − p_k)²; NLL term −log(max(p_y, ε)) from
 probabilities, and the exact logsumexp(z) − z_y from logits (no ε).
 Top-label: the given confidence; correct from a boolean, from prediction == label, or from
-quality > τ; Brier term (correct − confidence)²; no NLL (p_y of a wrong answer is not logged).
+quality > τ; Brier term (correct − confidence)²; no NLL (p_y of a wrong answer is not logged),
+but with ``recalibration`` the confidence is scored as a binary predictor of correct: NLL term
+−log(max(p, ε)) with p = c if correct else 1 − c, and label = score = (correct, c) for the
+fine cells its maps are fitted on.
 Regression (prediction μ, target y, optional σ from std or sqrt(variance)): e = y − μ; squared
 and absolute error; Gaussian NLL term ½ log(2π σ²) + e² / (2σ²).
 """
@@ -167,12 +170,19 @@ def _top_label_terms(config: Config) -> TaskTerms:
         prediction, label = input_col(columns.prediction), input_col(columns.label)
         checks += [(prediction.isNull(), "null_prediction"), (label.isNull(), "null_label")]
         correct = (prediction == label).cast("double")
+    # With recalibration the confidence is a binary predictor of ``correct``: its maps are fitted
+    # on the confidence's fine cells and scored with its log-loss.
+    recalibrated = config.recalibration is not None
+    p_correct = F.when(correct == 1.0, confidence).otherwise(1.0 - confidence)
     return TaskTerms(
         checks=checks,
         confidence=confidence,
         correct=correct,
         outcome=correct,
         brier=F.pow(correct - confidence, 2),
+        nll=-F.log(F.greatest(p_correct, F.lit(config.nll_eps))) if recalibrated else None,
+        label=correct.try_cast("int") if recalibrated else None,
+        score=confidence if recalibrated else None,
     )
 
 

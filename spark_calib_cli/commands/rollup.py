@@ -201,17 +201,17 @@ def _write_rollup_tables(
     digest: str,
     report: Callable[[str], None],
 ) -> dict[str, str]:
-    """Write the window's reliability, recalibration (with a binary ``recalibration``
-    section: the maps fitted on the window's summed cells; a multiclass temperature needs the
-    rows' logits, so a rollup writes none) and metrics partitions, recomputed from the summed
-    statistics, and its windows row; return table → location."""
+    """Write the window's reliability, recalibration (with a binary or top-label
+    ``recalibration`` section: the maps fitted on the window's summed cells; a multiclass
+    temperature needs the rows' logits, so a rollup writes none) and metrics partitions,
+    recomputed from the summed statistics, and its windows row; return table → location."""
     assert config.output is not None
     tables: dict[str, str] = {}
     frames = [
         (RELIABILITY_TABLE, reliability_from_stats(summed, config)),
         *(
             [(RECALIBRATION_TABLE, recalibration_from_stats(summed, config))]
-            if config.recalibration is not None and config.task == "binary"
+            if config.recalibration is not None and config.task != "multiclass"
             else []
         ),
         (METRICS_TABLE, metrics_from_stats(summed, config)),

@@ -54,7 +54,7 @@ def write_recalibration_diagrams(
     ``ece_after``, ``n_eval``, ``reliability_before``, ``reliability_after``); ``n_bins`` is
     the config's ``binning.n_bins`` (bin b spans [b/M, (b + 1)/M]); ``positive_class``: the
     bins compare P(y = 1) with the rate of y = 1 (binary), else the top-label confidence with
-    the accuracy (multiclass). The panels are those of ``recalibration_panels``.
+    the accuracy (multiclass, top-label). The panels are those of ``recalibration_panels``.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

@@ -355,8 +355,8 @@ def test_auc_with_tied_scores(spark: SparkSession) -> None:
     ap = (1 / 2) * (1 / 1) + (1 / 2) * (2 / (2 + 2))
     assert got["roc_auc"] == pytest.approx(roc, abs=1e-12)
     assert got["pr_auc"] == pytest.approx(ap, abs=1e-12)
-    # Fine cells: 0.5 → k = 500, logit 0 → j = 257; 0.8 → k = 800, logit log 4 = 1.386 →
-    # j = ⌊22.2⌋ + 257 = 279. Each score alone in its cell: binned = exact.
+    # Fine cells: 0.5 → k = 500, logit 0 → j = 593; 0.8 → k = 800, logit log 4 = 1.386 →
+    # j = ⌊22.2⌋ + 593 = 615. Each score alone in its cell: binned = exact.
     # Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N) = 2·(1 + ½·1) / 4.
     assert got["roc_auc_binned"] == pytest.approx(2 * (1 + 0.5 * 1) / 4, abs=1e-12)
     assert got["roc_auc_binned"] == pytest.approx(got["roc_auc"], abs=1e-12)
@@ -375,8 +375,8 @@ def test_auc_with_tied_scores(spark: SparkSession) -> None:
 
 
 # Distinct scores that share a fine cell: 0.5 and 0.5004 (k = 500, logits 0 and 0.0016, both
-# j = 257); 0 and 1e-9 (k = 0, logits −∞ and −20.7 < −16: the saturated cell j = 0).
-SHARED_CELL = [pytest.param(0.5, 0.5004, id="mid-range"), pytest.param(0.0, 1e-9, id="low-tail")]
+# j = 593); 0 and 1e-17 (k = 0, logits −∞ and −39.1, both clipped to −37: the end cell j = 0).
+SHARED_CELL = [pytest.param(0.5, 0.5004, id="mid-range"), pytest.param(0.0, 1e-17, id="low-tail")]
 
 
 @pytest.mark.parametrize(("low", "high"), SHARED_CELL)
@@ -465,7 +465,7 @@ def test_auc_single_class_slices(spark: SparkSession) -> None:
 
 def test_roc_curve_points(spark: SparkSession) -> None:
     """Non-empty cells of 0.8 and 0.5, descending, after the origin. A point's threshold is its
-    cell's lower edge max(k/1000, σ((j − 257)/16)): 0.8 → max(0.8, σ(22/16) = 0.798) = 0.8,
+    cell's lower edge max(k/1000, σ((j − 593)/16)): 0.8 → max(0.8, σ(22/16) = 0.798) = 0.8,
     0.5 → max(0.5, σ(0) = 0.5) = 0.5 (both scores sit on a k/1000 edge)."""
     df = spark.createDataFrame(TIED_ROWS, "s double, y int")
     config = {
@@ -486,11 +486,11 @@ def test_roc_curve_points(spark: SparkSession) -> None:
 
 
 def test_roc_curve_threshold_is_the_log_odds_edge_in_the_tails(spark: SparkSession) -> None:
-    """Where the log-odds cells are finer than 0.001, the lower edge is σ((j − 257)/16):
-    s = 0.0037 → logit −5.596, j = ⌊−89.5⌋ + 257 = 167, edge σ(−90/16) = 0.0035936 > 3/1000;
-    s = 0.9 → logit 2.197, j = ⌊35.2⌋ + 257 = 292, edge σ(35/16) = 0.8991 < 900/1000 → 0.9;
-    s = 0 and s = 1e-9 share the saturated cell (k = 0, j = 0): edge 0."""
-    rows = [(0.9, 1), (0.0037, 1), (0.0037, 0), (1e-9, 0), (0.0, 1)]
+    """Where the log-odds cells are finer than 0.001, the lower edge is σ((j − 593)/16):
+    s = 0.0037 → logit −5.596, j = ⌊−89.5⌋ + 593 = 503, edge σ(−90/16) = 0.0035936 > 3/1000;
+    s = 0.9 → logit 2.197, j = ⌊35.2⌋ + 593 = 628, edge σ(35/16) = 0.8991 < 900/1000 → 0.9;
+    s = 0 and s = 1e-17 share the clipped end cell (k = 0, j = 0): edge 0."""
+    rows = [(0.9, 1), (0.0037, 1), (0.0037, 0), (1e-17, 0), (0.0, 1)]
     df = spark.createDataFrame(rows, "s double, y int")
     config = {"task": "binary", "columns": {"score": "s", "label": "y"}, "metrics": ["roc_curve"]}
     roc = sorted(evaluate(df, config).roc.collect(), key=lambda r: r.point)

@@ -170,7 +170,7 @@ def test_roc_points_run_from_the_origin_to_one_one(spark: SparkSession, binary_r
     )
 
     # One point per non-empty fine cell (the NumPy grid of tests/support), at the cell's lower
-    # edge max(k/1000, σ((j − 257)/16)), by descending score.
+    # edge max(k/1000, σ((j − 593)/16)), by descending score.
     cells = sorted({int(c) for c in cell_of(np.array([s for s, _ in binary_rows_of("b")]))})
     assert len(cells) == N_PER_VERSION  # scores k/21 are 0.048 apart: one cell each
     assert [row["point"] for row in points] == list(range(len(cells) + 1))

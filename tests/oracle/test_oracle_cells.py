@@ -17,6 +17,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from spark_calib import evaluate
+from spark_calib.rows.cells import MAX_CELLS_PER_KEY
 from tests.support import calibration_reference as ref
 from tests.support.evaluations import Evaluations
 
@@ -191,5 +192,5 @@ def test_cells_stay_fewer_than_the_rows_and_the_grid_bound(spark: SparkSession) 
     )
     assert (per_key["count(cell)"] <= per_key["sum(n)"]).all()
     # Two labels per cell at most, plus the cells a calibration-bin edge splits.
-    assert per_key["count(cell)"].max() <= 2 * 1513 + 14
+    assert per_key["count(cell)"].max() <= 2 * MAX_CELLS_PER_KEY + 14
     assert per_key.loc["tiny", "count(cell)"] <= 10

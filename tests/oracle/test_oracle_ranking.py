@@ -67,9 +67,11 @@ def ranking_log(seed: int, scores: str, *, weighted: bool = True, n: int = N_ROW
     elif scores == "round2":
         s = np.round(u, 2)
         s[:8] = [0.0, 0.0, 1.0, 1.0, 0.73, 0.2, 0.5, 0.99]
-        # Distinct scores sharing a cell: 1e-8 with 0 (log-odds cell 0, below σ(−16)),
-        # 1 − 1e-8 with 1 (cell 513, from σ(16) up), 0.5004 with 0.5 (k = 500, j = 257).
-        s[8:16] = [1e-8, 1e-8, 1 - 1e-8, 1 - 1e-8, 0.5004, 0.5004, 0.5, 0.5]
+        # Distinct scores sharing a cell: 1e-17 with 0 (logits clipped to −37: cell j = 0),
+        # 1 − 1.001e-12 with 1 − 1e-12 (logits 27.630 and 27.631: k = 999, j = 1035), 0.5004
+        # with 0.5 (k = 500, j = 593).
+        s[8:16] = [1e-17, 1e-17, 1 - 1.001e-12, 1 - 1.001e-12, 0.5004, 0.5004, 0.5, 0.5]
+        s[16:18] = [1 - 1e-12, 1 - 1e-12]
     elif scores == "grid":
         s = np.floor(u * 100) / 100
         s[:3] = [0.0, 0.29, 0.57]  # fl(k/100)·100 < k for k = 29, 57: floor(s·B) is off by one
@@ -319,7 +321,7 @@ def test_threshold_table_matches_numpy(evaluations: Evaluations, name: str) -> N
 def test_roc_table_points_lie_on_sklearn_curve(evaluations: Evaluations, name: str) -> None:
     """Per key with P, N > 0: at most roc_points rows; point 0 is the origin (threshold null);
     then thresholds strictly decreasing, each the documented lower edge max(k/1000,
-    σ((j − 257)/16)) of a non-empty fine cell b = 514·k + j, each point's (fpr, tpr) the vertex
+    σ((j − 593)/16)) of a non-empty fine cell b = 1186·k + j, each point's (fpr, tpr) the vertex
     of scikit-learn's roc_curve on the scores replaced by their cells at cell b (precision
     TP_{≥b}/(TP_{≥b}+FP_{≥b})), so fpr and tpr never decrease; the last point is (1, 1);
     without thinning, every non-empty cell has its point."""

@@ -80,16 +80,17 @@ def ece_from_bins(s: FloatArray, y: FloatArray, w: FloatArray, bins: NDArray[np.
     return float(np.sum(gaps) / np.sum(w))
 
 
-# The documented fine-cell grid, version 1: (k, j) with k the k/1000 cell and j the log-odds
-# 1/16 cell (0 and 513 the saturated ends); ids 514·k + j order the cells by score.
+# The documented fine-cell grid, version 2: (k, j) with k the k/1000 cell and j the log-odds
+# 1/16 cell of the logit clipped to ±37 (0 and 1185 the clipped ends); ids 1186·k + j order the
+# cells by score.
 def cell_ids(s: FloatArray) -> NDArray[np.int64]:
     k = uniform_bins(s, 1000)
     with np.errstate(divide="ignore"):
         z = np.log(s) - np.log1p(-s)
     z = np.clip(np.nan_to_num(z, nan=0.0, posinf=37.0, neginf=-37.0), -37.0, 37.0)
-    j = np.clip(np.floor(16 * z).astype(np.int64) + 257, 1, 512)
-    j = np.where(z < -16, 0, np.where(z >= 16, 513, j))
-    return k * 514 + j
+    j = np.clip(np.floor(16 * z).astype(np.int64) + 593, 1, 1184)
+    j = np.where(z <= -37, 0, np.where(z >= 37, 1185, j))
+    return k * 1186 + j
 
 
 def equal_mass_bins(s: FloatArray, w: FloatArray, n_bins: int) -> NDArray[np.int64]:

@@ -11,8 +11,8 @@ Conventions shared with the spec:
 * weights default to 1; W = Σ w; P / N = positive / negative weight (binary);
 * the class label of class k is ``class_names[k]`` when given, else ``str(k)``;
 * binned ranking metrics: the fine cells of the score (docs/metrics.md, "Fine cells", grid
-  version 1: ``tests.support.calibration_reference.cell_ids``), ordered by id; a cell's lower
-  edge is max(k/1000, σ((j − 257)/16)), 0 for j = 0 (``cell_lower``);
+  version 2: ``tests.support.calibration_reference.cell_ids``), ordered by id; a cell's lower
+  edge is max(k/1000, σ((j − 593)/16)), 0 for j = 0 (``cell_lower``);
 * a value the spec calls null is ``None`` here.
 """
 
@@ -220,17 +220,17 @@ def exact_auc(y: IntArray, s: FloatArray, w: FloatArray) -> dict[str, float | No
 
 
 def cell_of(s: FloatArray) -> IntArray:
-    """The fine cell id 514·k + j of every score (grid version 1)."""
+    """The fine cell id 1186·k + j of every score (grid version 2)."""
     return np.asarray(cell_ids(np.asarray(s, dtype=np.float64)), dtype=np.int64)
 
 
 def cell_lower(cells: ArrayLike) -> FloatArray:
-    """The documented lower edge of cell 514·k + j: max(k/1000, σ((j − 257)/16)), and k/1000
-    for j = 0 (the saturated low cell has no log-odds edge)."""
+    """The documented lower edge of cell 1186·k + j: max(k/1000, σ((j − 593)/16)), and k/1000
+    for j = 0 (the clipped low cell has no log-odds edge)."""
     c = np.asarray(cells, dtype=np.int64)
-    k, j = c // 514, c % 514
+    k, j = c // 1186, c % 1186
     with np.errstate(over="ignore"):
-        log_odds = np.where(j == 0, 0.0, 1.0 / (1.0 + np.exp(-(j - 257) / 16.0)))
+        log_odds = np.where(j == 0, 0.0, 1.0 / (1.0 + np.exp(-(j - 593) / 16.0)))
     return np.maximum(k / 1000.0, log_odds)
 
 

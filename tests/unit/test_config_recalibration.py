@@ -68,7 +68,7 @@ def test_bad_recalibration_sections_are_one_line_errors(
     assert "\n" not in str(error.value)
 
 
-def test_multiclass_fits_temperature_only_and_other_tasks_none() -> None:
+def test_multiclass_fits_temperature_only_top_label_all_maps_and_regression_none() -> None:
     mapping: dict[str, Any] = {
         "task": "multiclass",
         "columns": {"logits": "z", "label": "y"},
@@ -82,10 +82,19 @@ def test_multiclass_fits_temperature_only_and_other_tasks_none() -> None:
     top_label = {
         "task": "top_label",
         "columns": {"confidence": "c", "correct": "ok"},
+        "recalibration": {"methods": ["temperature", "platt", "isotonic"]},
+    }
+    loaded = load_config(top_label).recalibration
+    assert loaded is not None and loaded.methods == ("temperature", "platt", "isotonic")
+    regression = {
+        "task": "regression",
+        "columns": {"prediction": "p", "target": "t"},
         "recalibration": {"methods": ["temperature"]},
     }
-    with pytest.raises(ConfigError, match="needs task binary or multiclass, not top_label"):
-        load_config(top_label)
+    with pytest.raises(
+        ConfigError, match="needs task binary, top_label or multiclass, not regression"
+    ):
+        load_config(regression)
 
 
 def test_defaults_and_the_two_forms_of_fit() -> None:
