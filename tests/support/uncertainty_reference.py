@@ -18,7 +18,7 @@ IntArray = NDArray[np.int64]
 
 def _bins(s: FloatArray, y: FloatArray, w: FloatArray, bins: IntArray) -> list[tuple[float, ...]]:
     """Per occupied bin: W_b, ȳ_b, p̄_b, n_eff,b."""
-    out = []
+    out: list[tuple[float, ...]] = []
     for b in np.unique(bins):
         mask = bins == b
         wb = w[mask]
