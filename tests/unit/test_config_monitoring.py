@@ -135,3 +135,11 @@ def test_uncertainty_changes_the_hash_and_min_slice_rows_does_not() -> None:
     base = config_hash(load_config(config()))
     assert config_hash(load_config(config(uncertainty={"method": "jackknife"}))) != base
     assert config_hash(load_config(config(min_slice_rows=5000))) == base
+
+
+def test_the_fine_cell_grid_version_changes_the_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Statistics kept on another cell grid (cell ids 514·k + j in version 1) must not sum with
+    version 2's, so a rollup or drift over both sees two hashes."""
+    current = config_hash(load_config(config()))
+    monkeypatch.setattr("spark_calib.config.load.CELL_GRID_VERSION", 1)
+    assert config_hash(load_config(config())) != current
