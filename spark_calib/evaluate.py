@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -30,6 +32,12 @@ from spark_calib.stats.counts import row_counts
 
 # With no non-null array to measure, K is irrelevant: every row is invalid (null_probs).
 FALLBACK_NUM_CLASSES = 2
+# ``MetricSpec.table`` → the builder of that ``EvaluationResult`` table from the statistics.
+_TABLES: dict[str, Callable[[DataFrame, Config], DataFrame]] = {
+    "confusion": lambda stats_df, _: confusion_from_stats(stats_df),
+    "thresholds": thresholds_from_stats,
+    "roc": roc_from_stats,
+}
 
 
 def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
@@ -72,8 +80,8 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     if n_rows and n_invalid / n_rows > cfg.max_invalid_fraction:
         stats_df.unpersist()
         raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
-    names = {spec.name for spec in specs}
     with_std = "std" in cfg.features()
+    tables = {spec.table: _TABLES[spec.table](stats_df, cfg) for spec in specs if spec.table}
     return EvaluationResult(
         metrics=_metrics(stats_df, rows, cfg, specs),
         reliability=reliability_from_stats(stats_df, cfg),
@@ -84,9 +92,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         strategy=plan.name,
         num_classes=num_classes,
         config=cfg,
-        confusion=confusion_from_stats(stats_df) if "confusion_matrix" in names else None,
-        thresholds=(thresholds_from_stats(stats_df, cfg) if "threshold_metrics" in names else None),
-        roc=roc_from_stats(stats_df, cfg) if "roc_curve" in names else None,
+        **tables,
         regression_calibration=(
             regression_calibration_from_stats(stats_df, cfg)
             if cfg.task == "regression" and with_std

@@ -45,13 +45,14 @@ class MetricSpec:
     """One metric name.
 
     ``value`` builds the Column of a calibration-family metric from the per-key sums (None for
-    the other families, whose module computes every name of the family); ``table`` marks a name
-    that produces an output table; ``requires`` names optional config it needs
-    (``Config.features()``); ``drift`` says the drift table (and so a change alert rule) covers
-    it; ``row_terms`` names the optional per-row terms (``RowNeeds`` fields) it adds beyond its
-    family's; ``noise`` False marks a value that is not an estimate (``count``: no standard
-    error under any method); ``se`` builds its analytic standard error from the same per-key
-    sums (None: no closed form, ``se`` is null under ``uncertainty.method: analytic``).
+    the other families, whose module computes every name of the family); ``table`` names the
+    ``EvaluationResult`` field of the output table a name produces (None: a metrics row);
+    ``requires`` names optional config it needs (``Config.features()``); ``drift`` says the
+    drift table (and so a change alert rule) covers it; ``row_terms`` names the optional
+    per-row terms (``RowNeeds`` fields) it adds beyond its family's; ``noise`` False marks a
+    value that is not an estimate (``count``: no standard error under any method); ``se``
+    builds its analytic standard error from the same per-key sums (None: no closed form,
+    ``se`` is null under ``uncertainty.method: analytic``).
     """
 
     name: str
@@ -60,7 +61,7 @@ class MetricSpec:
     value: Callable[[], Column] | None = None
     default: bool = False
     requires: frozenset[str] = frozenset()
-    table: bool = False
+    table: str | None = None
     drift: bool = False
     row_terms: frozenset[str] = frozenset()
     se: Callable[[], Column] | None = None
@@ -206,7 +207,7 @@ DRIFT_FAMILIES = frozenset({CALIBRATION, PER_CLASS, REGRESSION})
 
 
 def _spec(name: str, family: str, tasks: frozenset[str], **kwargs: object) -> MetricSpec:
-    kwargs.setdefault("drift", family in DRIFT_FAMILIES and not kwargs.get("table", False))
+    kwargs.setdefault("drift", family in DRIFT_FAMILIES and kwargs.get("table") is None)
     return MetricSpec(name, family, tasks, **kwargs)  # type: ignore[arg-type]
 
 
@@ -372,17 +373,17 @@ METRICS: dict[str, MetricSpec] = {
         _spec("precision", CONFUSION, PROBABILISTIC_TASKS),
         _spec("recall", CONFUSION, PROBABILISTIC_TASKS),
         _spec("f1", CONFUSION, PROBABILISTIC_TASKS),
-        _spec("confusion_matrix", CONFUSION, PROBABILISTIC_TASKS, table=True),
+        _spec("confusion_matrix", CONFUSION, PROBABILISTIC_TASKS, table="confusion"),
         _spec("roc_auc_binned", CELLS, BINARY),
         _spec("pr_auc_binned", CELLS, BINARY),
-        _spec("roc_curve", CELLS, BINARY, table=True),
+        _spec("roc_curve", CELLS, BINARY, table="roc"),
         _spec("ks_calibration", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
         _spec("hosmer_lemeshow", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
         _spec("hosmer_lemeshow_p", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
         _spec("calibration_slope", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
         _spec("calibration_intercept", CELL_CALIBRATION, BINARY, requires=POSITIVE_CLASS),
         _spec("smooth_ece", SMOOTH, BINARY, requires=POSITIVE_CLASS),
-        _spec("threshold_metrics", THRESHOLDS, BINARY, table=True),
+        _spec("threshold_metrics", THRESHOLDS, BINARY, table="thresholds"),
         _spec("roc_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
         _spec("pr_auc", EXACT_RANKING, BINARY, row_terms=EXACT_SCORE),
         _spec("roc_auc_ovr", EXACT_RANKING, frozenset({"multiclass"}), row_terms=EXACT_PROBS),

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -90,8 +92,16 @@ def test_the_job_writes_the_recalibration_table_and_prints_its_block(
     assert sum("steps" in line for line in text.splitlines()) == 2
 
 
+# The same log read as a top-label log: the score is the confidence, the label says correct.
+TOP_LABEL = {
+    "task": "top_label",
+    "columns": {"confidence": "score", "correct": "label", "model_version": "model_version"},
+}
+
+
+@pytest.mark.parametrize("task", [{}, TOP_LABEL], ids=["binary", "top_label"])
 def test_a_rollup_fits_the_windows_maps_on_its_summed_cells(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, task: dict[str, Any]
 ) -> None:
     log, out = tmp_path / "log", tmp_path / "out"
     rows = log_rows(N_PER_VERSION, RUN_DATE) + log_rows(N_PER_VERSION // 2, NEXT_DATE)
@@ -100,6 +110,7 @@ def test_a_rollup_fits_the_windows_maps_on_its_summed_cells(
         {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
         {"path": str(out)},
         recalibration={"methods": list(METHODS), "min_fit_rows": 15},
+        **task,
     )
     for day in (RUN_DATE, NEXT_DATE):
         run_evaluate(spark, config, day)
