@@ -35,8 +35,9 @@ class EvaluationResult:
         roc: with ``roc_curve`` (binary): ROC points per key from the score histogram.
         regression_calibration: regression with std/variance: expected against observed
             central-interval coverage at 19 levels.
-        recalibration: with ``recalibration`` (binary): the fitted temperature, Platt and
-            isotonic maps per model version × slice × method, with ECE, NLL, Brier and
+        recalibration: with ``recalibration`` (binary and top-label; multiclass:
+            temperature): the fitted temperature, Platt and isotonic maps per model version ×
+            slice × method, with ECE, NLL, Brier and
             accuracy of the evaluated rows before and after
             (``spark_calib.recalibration.table``).
     """
