@@ -1,6 +1,7 @@
 """The job with a recalibration section (path output): the calibration_recalibration table's
-schema and rows, a rerun replacing its partition, the console block, and a rollup whose maps
-are those of one run over the window's rows.
+schema and rows, a rerun replacing its partition, the console block, a rollup whose maps
+are those of one run over the window's rows (binary and top-label), and a multiclass rollup,
+which writes none.
 
 Expected counts come from the input rows in Python, never from the library."""
 
@@ -132,3 +133,52 @@ def test_a_rollup_fits_the_windows_maps_on_its_summed_cells(
             assert row.parameters["temperature"] == same.parameters["temperature"]
         else:
             assert row.knots == same.knots
+
+
+MULTICLASS_DDL = (
+    "request_id long, event_date date, model_version string, country string, "
+    "z array<double>, label int"
+)
+
+
+def _multiclass_rows(n: int, day: Any) -> list[tuple[Any, ...]]:
+    """Three-class logits that favour the label on two rows in three (so T is interior)."""
+    rows = []
+    for k in range(n):
+        label = k % 3
+        logits = [0.0, 0.0, 0.0]
+        logits[label if k % 3 != 2 else (label + 1) % 3] = 2.0 + (k % 5) / 5
+        rows.append((k, day, "a", ("BR", "US")[k % 2], logits, label))
+    return rows
+
+
+def test_a_multiclass_rollup_writes_no_recalibration_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The daily runs fit the temperature from their rows' logits; the statistics hold no
+    logits, so the rollup writes its metrics but no recalibration partition."""
+    log, out = tmp_path / "log", tmp_path / "out"
+    rows = _multiclass_rows(60, RUN_DATE) + _multiclass_rows(30, NEXT_DATE)
+    write_log(spark, log, rows, MULTICLASS_DDL)
+    config = job_config(
+        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+        {"path": str(out)},
+        task="multiclass",
+        columns={"logits": "z", "label": "label", "model_version": "model_version"},
+        recalibration={"methods": ["temperature"], "min_fit_rows": 15},
+    )
+    for day in (RUN_DATE, NEXT_DATE):
+        run_evaluate(spark, config, day)
+    run_rollup(spark, config, NEXT_DATE, "rolling:2")
+    granularities = {
+        row.granularity
+        for row in read_path_table(spark, out, "calibration_recalibration")
+        .select("granularity")
+        .distinct()
+        .collect()
+    }
+    assert granularities == {"day"}
+    rolled = read_path_table(spark, out, "calibration_metrics").where(
+        F.col("granularity") == "rolling_2d"
+    )
+    assert rolled.count() > 0
