@@ -10,7 +10,7 @@ probabilities, and the exact logsumexp(z) − z_y from logits (no ε).
 Top-label: the given confidence; correct from a boolean, from prediction == label, or from
 quality > τ; Brier term (correct − confidence)²; no NLL (p_y of a wrong answer is not logged),
 but with ``recalibration`` the confidence is scored as a binary predictor of correct: NLL term
-−log(max(p, ε)) with p = c if correct else 1 − c, and label = score = (correct, c) for the
+−log(max(p, ε)) with p = c if correct else 1 − c, and (label, score) = (correct, c) for the
 fine cells its maps are fitted on.
 Regression (prediction μ, target y, optional σ from std or sqrt(variance)): e = y − μ; squared
 and absolute error; Gaussian NLL term ½ log(2π σ²) + e² / (2σ²).
