@@ -87,28 +87,10 @@ def _groups(pdf: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     return found
 
 
-def _row(table: pd.DataFrame, version: str, value: str, method: str) -> pd.Series:
-    match = table[
-        (table.model_version == version) & (table.slice_value == value) & (table.method == method)
-    ]
-    assert len(match) == 1
-    return match.iloc[0]
-
-
 def _knots(row: pd.Series) -> list[tuple[int, float, float]]:
     if row.knots is None:
         return []
     return [(k["cell"], k["lower"], k["value"]) for k in row.knots]
-
-
-def _isotonic_at_rows(row: pd.Series, s: np.ndarray) -> np.ndarray:
-    """The table's isotonic step map at each score: the value of the last knot whose cell is
-    at or before the score's fine cell (the first knot's below every knot)."""
-    knot_cells = np.array([k["cell"] for k in row.knots])
-    knot_values = np.array([k["value"] for k in row.knots])
-    index = np.clip(np.searchsorted(knot_cells, cell_ids(s), side="right") - 1, 0, None)
-    mapped: np.ndarray = knot_values[index]
-    return mapped
 
 
 def _arrays(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -128,14 +110,14 @@ def test_temperature_is_within_1e3_of_the_exact_minimiser_on_the_rows(case: Any)
     pdf, table, _ = case
     for version, value, fit, _ in _fitted(pdf):
         s, y, w = _arrays(fit)
-        temperature = _row(table, version, value, "temperature").parameters["temperature"]
+        temperature = ref.table_row(table, version, value, "temperature").parameters["temperature"]
         exact = ref.exact_temperature(ref.logit(s), y, w)
         assert temperature == pytest.approx(exact, rel=1e-3)
         # On the cells' own pseudo-observations the search is exact.
         assert temperature == pytest.approx(ref.cell_temperature(s, y, w), rel=1e-7)
     # v2 is over-confident, v3 under-confident.
-    assert _row(table, "v2", "", "temperature").parameters["temperature"] > 1.2
-    assert _row(table, "v3", "", "temperature").parameters["temperature"] < 0.8
+    assert ref.table_row(table, "v2", "", "temperature").parameters["temperature"] > 1.2
+    assert ref.table_row(table, "v3", "", "temperature").parameters["temperature"] < 0.8
 
 
 def test_platt_is_within_1e4_of_unpenalised_logistic_regression(case: Any) -> None:
@@ -143,7 +125,7 @@ def test_platt_is_within_1e4_of_unpenalised_logistic_regression(case: Any) -> No
     for version, value, fit, _ in _fitted(pdf):
         s, y, w = _arrays(fit)
         a, b = ref.platt(ref.logit(s), y, w)
-        parameters = _row(table, version, value, "platt").parameters
+        parameters = ref.table_row(table, version, value, "platt").parameters
         assert parameters["a"] == pytest.approx(a, abs=1e-4)
         assert parameters["b"] == pytest.approx(b, abs=1e-4)
 
@@ -152,7 +134,7 @@ def test_isotonic_equals_scikit_learn_on_the_cells(case: Any) -> None:
     pdf, table, _ = case
     for version, value, fit, _ in _fitted(pdf):
         cells, fitted = ref.isotonic_at_cells(*_arrays(fit))
-        knots = _row(table, version, value, "isotonic").knots
+        knots = ref.table_row(table, version, value, "isotonic").knots
         knot_cells = np.array([k["cell"] for k in knots])
         knot_values = np.array([k["value"] for k in knots])
         at_cells = knot_values[np.searchsorted(knot_cells, cells, side="right") - 1]
@@ -165,7 +147,7 @@ def test_before_metrics_are_the_evaluated_rows_metrics(case: Any) -> None:
     for version, value, _, evaluated in _fitted(pdf):
         s, y, w = _arrays(evaluated)
         expected = ref.scores(s, y, w)
-        row = _row(table, version, value, "temperature")
+        row = ref.table_row(table, version, value, "temperature")
         assert row.n_eval == len(evaluated)
         for name, number in expected.items():
             assert row[f"{name}_before"] == pytest.approx(number, rel=1e-9, abs=1e-12)
@@ -175,8 +157,8 @@ def test_isotonic_after_metrics_equal_the_row_by_row_recomputation(case: Any) ->
     pdf, table, _ = case
     for version, value, _, evaluated in _fitted(pdf):
         s, y, w = _arrays(evaluated)
-        row = _row(table, version, value, "isotonic")
-        mapped = _isotonic_at_rows(row, s)
+        row = ref.table_row(table, version, value, "isotonic")
+        mapped = ref.isotonic_at_rows(row, s)
         expected = ref.scores(mapped, y, w)
         for name, number in expected.items():
             assert row[f"{name}_after"] == pytest.approx(number, rel=1e-9, abs=1e-12)
@@ -187,7 +169,7 @@ def test_logistic_after_metrics_are_within_their_bounds_of_the_rows(case: Any, m
     pdf, table, _ = case
     for version, value, _, evaluated in _fitted(pdf):
         s, y, w = _arrays(evaluated)
-        row = _row(table, version, value, method)
+        row = ref.table_row(table, version, value, method)
         if method == "temperature":
             a, b = 0.0, 1.0 / row.parameters["temperature"]
         else:
@@ -215,8 +197,8 @@ def test_a_small_slice_falls_back_to_its_versions_overall_parameters(case: Any) 
     for version in SLOPES:
         tiny = pdf[(pdf.mv == version) & (pdf.country == "tiny")]
         for method in ("temperature", "platt", "isotonic"):
-            row = _row(table, version, "tiny", method)
-            overall = _row(table, version, "", method)
+            row = ref.table_row(table, version, "tiny", method)
+            overall = ref.table_row(table, version, "", method)
             assert row.fallback and not overall.fallback
             assert row.n_fit == (tiny.split == "val").sum() < MIN_FIT_ROWS
             assert row.parameters == overall.parameters
@@ -226,13 +208,13 @@ def test_a_small_slice_falls_back_to_its_versions_overall_parameters(case: Any) 
 def test_an_all_positive_slice_takes_the_bound_and_platt_falls_back(case: Any) -> None:
     _, table, _ = case
     for version in SLOPES:
-        temperature = _row(table, version, "allpos", "temperature")
+        temperature = ref.table_row(table, version, "allpos", "temperature")
         assert not temperature.fallback
         assert temperature.parameters["temperature"] == 0.05
-        platt = _row(table, version, "allpos", "platt")
+        platt = ref.table_row(table, version, "allpos", "platt")
         assert platt.fallback
-        assert platt.parameters == _row(table, version, "", "platt").parameters
-        isotonic = _row(table, version, "allpos", "isotonic")
+        assert platt.parameters == ref.table_row(table, version, "", "platt").parameters
+        isotonic = ref.table_row(table, version, "allpos", "isotonic")
         assert [k["value"] for k in isotonic.knots] == [1.0]
 
 
@@ -250,7 +232,7 @@ def test_platt_on_all_rows_is_close_to_the_cox_fit_of_the_metrics(spark: SparkSe
     for version, value, _ in _groups(pdf):
         if value == "allpos":
             continue
-        row = _row(table, version, value, "platt")
+        row = ref.table_row(table, version, value, "platt")
         assert row.n_fit == row.n_eval
         assert row.parameters["a"] == pytest.approx(
             metrics[(version, value, "calibration_intercept")], abs=2e-4
@@ -274,9 +256,9 @@ def test_recalibrate_applies_each_rows_slice_parameters(spark: SparkSession, cas
             if np.isnan(r.s):
                 assert r.calibrated_score is None or np.isnan(r.calibrated_score)
                 continue
-            params = _row(table, r.mv, r.country, method)
+            params = ref.table_row(table, r.mv, r.country, method)
             if params.fallback:
-                params = _row(table, r.mv, "", method)
+                params = ref.table_row(table, r.mv, "", method)
             z = ref.logit(np.array([r.s]))
             if method == "temperature":
                 expected = ref.sigmoid(z / params.parameters["temperature"])[0]
@@ -300,8 +282,8 @@ def test_reliability_bins_equal_the_row_by_row_bins(case: Any) -> None:
     pdf, table, _ = case
     for version, value, _, evaluated in _fitted(pdf):
         s, y, w = _arrays(evaluated)
-        row = _row(table, version, value, "isotonic")
-        mapped = _isotonic_at_rows(row, s)
+        row = ref.table_row(table, version, value, "isotonic")
+        mapped = ref.isotonic_at_rows(row, s)
         for found, expected in (
             (row.reliability_before, ref.reliability(s, y, w)),
             (row.reliability_after, ref.reliability(mapped, y, w)),

@@ -19,7 +19,6 @@ from scipy.special import softmax
 from spark_calib import evaluate, recalibrate
 from spark_calib.recalibration.table import RECALIBRATION_SCHEMA
 from tests.support import recalibration_reference as ref
-from tests.support.calibration_reference import cell_ids
 from tests.support.evaluations import Evaluations
 
 CIFAR = Path(__file__).resolve().parents[1] / "data" / "cifar10_lt_resnet110.parquet"
@@ -76,14 +75,6 @@ def case(evaluations: Evaluations) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pdf, evaluations.get(("top-label recalibration", "weighted"), compute)
 
 
-def _row(table: pd.DataFrame, version: str, value: str, method: str) -> pd.Series:
-    match = table[
-        (table.model_version == version) & (table.slice_value == value) & (table.method == method)
-    ]
-    assert len(match) == 1
-    return match.iloc[0]
-
-
 def _arrays(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows["c"].to_numpy(float), rows["ok"].to_numpy(float), rows["w"].to_numpy(float)
 
@@ -108,10 +99,10 @@ def test_temperature_is_within_1e3_of_the_exact_minimiser_on_the_rows(case: Any)
     pdf, table = case
     for version, value, fit, _ in _fitted(pdf):
         c, ok, w = _arrays(fit)
-        temperature = _row(table, version, value, "temperature").parameters["temperature"]
+        temperature = ref.table_row(table, version, value, "temperature").parameters["temperature"]
         assert temperature == pytest.approx(ref.exact_temperature(ref.logit(c), ok, w), rel=1e-3)
-    assert _row(table, "v2", "", "temperature").parameters["temperature"] > 1.5
-    assert _row(table, "v3", "", "temperature").parameters["temperature"] < 0.7
+    assert ref.table_row(table, "v2", "", "temperature").parameters["temperature"] > 1.5
+    assert ref.table_row(table, "v3", "", "temperature").parameters["temperature"] < 0.7
 
 
 def test_platt_is_within_1e4_of_unpenalised_logistic_regression(case: Any) -> None:
@@ -119,7 +110,7 @@ def test_platt_is_within_1e4_of_unpenalised_logistic_regression(case: Any) -> No
     for version, value, fit, _ in _fitted(pdf):
         c, ok, w = _arrays(fit)
         a, b = ref.platt(ref.logit(c), ok, w)
-        parameters = _row(table, version, value, "platt").parameters
+        parameters = ref.table_row(table, version, value, "platt").parameters
         assert parameters["a"] == pytest.approx(a, abs=1e-4)
         assert parameters["b"] == pytest.approx(b, abs=1e-4)
 
@@ -128,7 +119,7 @@ def test_isotonic_equals_scikit_learn_on_the_cells(case: Any) -> None:
     pdf, table = case
     for version, value, fit, _ in _fitted(pdf):
         cells, fitted = ref.isotonic_at_cells(*_arrays(fit))
-        knots = _row(table, version, value, "isotonic").knots
+        knots = ref.table_row(table, version, value, "isotonic").knots
         knot_cells = np.array([k["cell"] for k in knots])
         knot_values = np.array([k["value"] for k in knots])
         at_cells = knot_values[np.searchsorted(knot_cells, cells, side="right") - 1]
@@ -139,7 +130,7 @@ def test_before_metrics_score_the_confidence_against_correct(case: Any) -> None:
     pdf, table = case
     for version, value, _, evaluated in _fitted(pdf):
         expected = _expected_scores(*_arrays(evaluated))
-        row = _row(table, version, value, "temperature")
+        row = ref.table_row(table, version, value, "temperature")
         assert row.n_eval == len(evaluated)
         for name, number in expected.items():
             assert row[f"{name}_before"] == pytest.approx(number, rel=1e-9, abs=1e-12), name
@@ -149,10 +140,8 @@ def test_isotonic_after_metrics_equal_the_row_by_row_recomputation(case: Any) ->
     pdf, table = case
     for version, value, _, evaluated in _fitted(pdf):
         c, ok, w = _arrays(evaluated)
-        row = _row(table, version, value, "isotonic")
-        cells = np.array([k["cell"] for k in row.knots])
-        values = np.array([k["value"] for k in row.knots])
-        mapped = values[np.clip(np.searchsorted(cells, cell_ids(c), side="right") - 1, 0, None)]
+        row = ref.table_row(table, version, value, "isotonic")
+        mapped = ref.isotonic_at_rows(row, c)
         for name, number in _expected_scores(mapped, ok, w).items():
             assert row[f"{name}_after"] == pytest.approx(number, rel=1e-9, abs=1e-12), name
 
@@ -164,7 +153,7 @@ def test_logistic_after_metrics_are_within_their_bounds_and_keep_accuracy(
     pdf, table = case
     for version, value, _, evaluated in _fitted(pdf):
         c, ok, w = _arrays(evaluated)
-        row = _row(table, version, value, method)
+        row = ref.table_row(table, version, value, method)
         if method == "temperature":
             a, b = 0.0, 1.0 / row.parameters["temperature"]
         else:
@@ -184,9 +173,9 @@ def test_a_small_slice_falls_back_to_its_versions_overall_map(case: Any) -> None
     for version in SLOPES:
         tiny = pdf[(pdf.mv == version) & (pdf.device == "tiny")]
         for method in ("temperature", "platt", "isotonic"):
-            row = _row(table, version, "tiny", method)
+            row = ref.table_row(table, version, "tiny", method)
             assert row.fallback and row.n_fit == (tiny.split == "val").sum() < MIN_FIT_ROWS
-            assert row.parameters == _row(table, version, "", method).parameters
+            assert row.parameters == ref.table_row(table, version, "", method).parameters
 
 
 def test_recalibrate_maps_the_confidence(spark: SparkSession, case: Any) -> None:
@@ -196,9 +185,9 @@ def test_recalibrate_maps_the_confidence(spark: SparkSession, case: Any) -> None
     out = recalibrate(spark.createDataFrame(sample), recal, CONFIG).toPandas()
     assert list(out.columns) == [*sample.columns, "calibrated_confidence"]
     for _, r in out.iterrows():
-        params = _row(table, r.mv, r.device, "temperature")
+        params = ref.table_row(table, r.mv, r.device, "temperature")
         if params.fallback:
-            params = _row(table, r.mv, "", "temperature")
+            params = ref.table_row(table, r.mv, "", "temperature")
         z = ref.logit(np.array([r.c]))
         expected = ref.sigmoid(z / params.parameters["temperature"])[0]
         assert r.calibrated_confidence == pytest.approx(expected, rel=1e-12, abs=1e-15)

@@ -5,6 +5,7 @@ a NumPy row-by-row recomputation of the metrics after a map (the "second pass").
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_expit
@@ -109,3 +110,22 @@ def reliability(
         (int(b), float(weight[b]), float(confidence[b] / weight[b]), float(outcome[b] / weight[b]))
         for b in np.flatnonzero(weight > 0)
     ]
+
+
+def table_row(table: pd.DataFrame, version: str, value: str, method: str) -> pd.Series:
+    """The one row of a recalibration table (as pandas) for a version, slice value and method."""
+    match = table[
+        (table.model_version == version) & (table.slice_value == value) & (table.method == method)
+    ]
+    assert len(match) == 1
+    return match.iloc[0]
+
+
+def isotonic_at_rows(row: pd.Series, s: FloatArray) -> FloatArray:
+    """The table's isotonic step map at each score: the value of the last knot whose cell is
+    at or before the score's fine cell (the first knot's below every knot)."""
+    knot_cells = np.array([k["cell"] for k in row.knots])
+    knot_values = np.array([k["value"] for k in row.knots])
+    index = np.clip(np.searchsorted(knot_cells, cell_ids(s), side="right") - 1, 0, None)
+    mapped: FloatArray = knot_values[index]
+    return mapped
