@@ -5,7 +5,8 @@
 #               ROC curves and the 14-day trend of the MX alert, which a rollup has not)
 #   make test   set up .venv and run the whole test suite (what CI runs)
 #   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
-#               (tiers in tests/conftest.py; no subprocess, server or job test; a few minutes)
+#               without the tests marked slow, in two pytest-xdist workers (tiers in
+#               tests/conftest.py; no subprocess, server, job or simulation test; under 4 minutes)
 #   make lint   ruff and mypy
 #   make bench  time spark_calib against its scan floor, MLlib and pandas on BENCH_ROWS seeded rows
 #               (long: logs are generated into bench/data/ once; results go to bench/results/ and
@@ -79,7 +80,7 @@ test: java $(INSTALLED)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-fast: java $(INSTALLED)
-	$(BIN)/pytest tests/unit tests/engine tests/oracle tests/jobs/test_input_zoo.py $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit tests/engine tests/oracle tests/jobs/test_input_zoo.py -m 'not slow' -n 2 $(PYTEST_ARGS)
 
 bench: java $(INSTALLED)
 	$(BIN)/python -m bench.run --rows $(BENCH_ROWS) --task binary

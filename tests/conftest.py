@@ -12,10 +12,13 @@ Every test lives in one tier folder, which gives it its marker:
   servers (also ``slow``).
 
 The tiers run in that order, fastest first. ``make test-fast`` runs unit, engine, oracle and
-the input zoo; ``-m 'not slow'`` skips the subprocess, server and benchmark tests. The session is
-local[2] with 2 shuffle partitions, UI off, UTC; the frames a module cached are released when it
-ends. The subprocess commands of the selected cli/ tests start in the background when the
-session begins (tests/support/cli_process.py), so they run while the in-process tiers do.
+the input zoo without the tests marked ``slow``, in two pytest-xdist workers; ``-m 'not slow'``
+skips the subprocess, server and benchmark tests, the statistical simulations (coverage over
+hundreds of replicates) and the checks on the real CIFAR-10-LT logits. The session is local[2]
+with 1 shuffle partition, interpreted expressions, the serial garbage collector, UI off and UTC
+(the fixture says why); the frames a module cached are released when it ends. The subprocess
+commands of the selected cli/ tests start in the background when the session begins
+(tests/support/cli_process.py), so they run while the in-process tiers do.
 """
 
 from __future__ import annotations
@@ -78,18 +81,26 @@ def spark(
     session = (
         SparkSession.builder.master("local[2]")
         .appName("spark_calib-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
+        # Test frames are small: one partition per stage schedules half the tasks, and the
+        # serial collector keeps GC threads off the 2 cores that two xdist workers share.
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC -XX:+UseSerialGC")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.sql.codegen.wholeStage", "false")
         # As the job's session does: no Python call-site capture per Column function.
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        # Test frames have tens to thousands of rows, so compiling each new plan's expressions
+        # costs more than interpreting them (13% of the fast loop); the jobs' own sessions
+        # (cli/, integration/, the demo) keep Spark's codegen. Arrow moves the pandas frames
+        # of the oracle tests in and out of Spark.
+        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -248,6 +248,7 @@ def test_more_classes_than_are_written_out_use_the_array_sums(evaluations: Evalu
     assert row.parameters["temperature_step"] == pytest.approx(step, rel=1e-6, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_cifar10_lt_resnet110_matches_the_published_figures(evaluations: Evaluations) -> None:
     """Fit on the validation split, evaluate on the test split (15 bins, (lo, hi])."""
     config = {

@@ -193,6 +193,7 @@ def test_recalibrate_maps_the_confidence(spark: SparkSession, case: Any) -> None
         assert r.calibrated_confidence == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_cifar10_lt_top_label_temperature_from_the_logits(evaluations: Evaluations) -> None:
     """Real logits (ResNet-110 on CIFAR-10-LT): the top-label confidence max softmax(z) and
     correct = [argmax z = label], fitted on the validation split; T against SciPy on the same
