@@ -1,7 +1,7 @@
 """Seeded synthetic prediction logs for the benchmark, written once as Parquet and cached.
 
 Every log has ``model_version`` (3 values), ``country`` (50), ``device`` (3), ``tier`` (5) and
-``event_date`` (30 days): the slice columns of realistic cardinality that issue 5 names. The
+``event_date`` (30 days): slice columns of realistic cardinality (a warehouse log's segments). The
 binary log adds ``score`` (double, P(y = 1)) and ``label`` (int); the multiclass logs add
 ``probs`` (array<double> of length K, a softmax of seeded logits) and ``label`` (int in [0, K)).
 The ``ctr`` log is binary with a click-through base rate of about 2 %: the true log-odds
