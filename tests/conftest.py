@@ -14,11 +14,12 @@ Every test lives in one tier folder, which gives it its marker:
 The tiers run in that order, fastest first. ``make test-fast`` runs unit, engine, oracle and
 the input zoo without the tests marked ``slow``, in two pytest-xdist workers; ``-m 'not slow'``
 skips the subprocess, server and benchmark tests, the statistical simulations (coverage over
-hundreds of replicates) and the checks on the real CIFAR-10-LT logits. The session is local[2]
-with 1 shuffle partition, interpreted expressions, the serial garbage collector, UI off and UTC
-(the fixture says why); the frames a module cached are released when it ends. The subprocess
-commands of the selected cli/ tests start in the background when the session begins
-(tests/support/cli_process.py), so they run while the in-process tiers do.
+hundreds of replicates), the checks on the real CIFAR-10-LT logits and the two heaviest single
+tests (docs/development.md names them). The session is local[2] with 1 shuffle partition,
+interpreted expressions, the serial garbage collector, UI off and UTC (the fixture says why);
+the frames a module cached are released when it ends. The subprocess commands of the selected
+cli/ tests start in the background when the session begins (tests/support/cli_process.py), so
+they run while the in-process tiers do.
 """
 
 from __future__ import annotations

@@ -114,6 +114,7 @@ def assert_same(actual: Tables, expected: Tables, **kwargs: Any) -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_partitioning_and_row_order_do_not_matter(bases: Evaluations) -> None:
     """repartition(7) and orderBy(rand(seed)) give the same metrics and reliability bins
     (multiclass with classwise rows, weighted, model versions and slices)."""

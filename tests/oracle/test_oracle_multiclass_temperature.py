@@ -218,6 +218,7 @@ def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> N
     assert row.nll_after == pytest.approx(after["nll"], rel=1e-9)
 
 
+@pytest.mark.slow
 def test_more_classes_than_are_written_out_use_the_array_sums(evaluations: Evaluations) -> None:
     """Above ``UNROLL_MAX_CLASSES`` the class sums are higher-order array functions."""
     classes = UNROLL_MAX_CLASSES + 6
