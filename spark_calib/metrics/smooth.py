@@ -21,8 +21,6 @@ Output: metric rows (``FAMILY_COLUMNS`` and ``error_bound`` null) per key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -93,31 +91,19 @@ def _field(structs: Column, name: str) -> Column:
     return F.transform(structs, lambda e: e[name])
 
 
-@dataclass
-class _KeyNodes:
-    mass: np.ndarray
-    residual: np.ndarray
-    n: int
-    weight: float
-
-
 def smooth_ece_metrics(stats_df: DataFrame) -> DataFrame:
     """One ``smooth_ece`` row per key (a small collect of the node sums, then NumPy)."""
-    keys: dict[tuple[str | None, str, str], _KeyNodes] = {}
-    for row in node_sums(stats_df).collect():
-        key = (row[stats.MODEL_VERSION], row[stats.SLICE_NAME], row[stats.SLICE_VALUE])
-        nodes = _KeyNodes(np.zeros(NODES), np.zeros(NODES), int(row["n"]), float(row["w"]))
-        occupied = np.asarray(row["node"], dtype=int)
-        nodes.mass[occupied] = row["m"]
-        nodes.residual[occupied] = row["r"]
-        keys[key] = nodes
     rows = []
-    for (model_version, name, value), nodes in keys.items():
-        scale = nodes.n / nodes.weight if nodes.weight > 0 else 0.0
-        ece = smooth_ece_from_nodes(nodes.mass * scale, nodes.residual * scale)
-        rows.append(
-            (model_version, name, value, None, SMOOTH_ECE, ece, nodes.n, nodes.weight, None)
-        )
+    for row in node_sums(stats_df).collect():
+        n, weight = int(row["n"]), float(row["w"])
+        occupied = np.asarray(row["node"], dtype=int)
+        mass, residual = np.zeros(NODES), np.zeros(NODES)
+        mass[occupied] = row["m"]
+        residual[occupied] = row["r"]
+        scale = n / weight if weight > 0 else 0.0
+        ece = smooth_ece_from_nodes(mass * scale, residual * scale)
+        key = (row[stats.MODEL_VERSION], row[stats.SLICE_NAME], row[stats.SLICE_VALUE])
+        rows.append((*key, None, SMOOTH_ECE, ece, n, weight, None))
     session = stats_df.sparkSession
     return session.createDataFrame(rows, _SCHEMA).select(*FAMILY_COLUMNS, ERROR_BOUND)
 
