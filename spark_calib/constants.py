@@ -22,6 +22,9 @@ REGRESSION_CALIBRATION_LEVELS = tuple(round(0.05 * k, 2) for k in range(1, 20))
 # The fine-cell grid of the statistics (``spark_calib.rows.cells``): part of ``config_hash``,
 # so statistics kept on another grid never sum with these.
 CELL_GRID_VERSION = 2
+# How the statistics keep a binary label, also part of ``config_hash``: 1 grouped by it
+# (``true_class``); 2 sums it (``n_positive``, ``sum_weight_positive``, …), so the two never sum.
+STATS_LABEL_VERSION = 2
 # logit(s) is clipped here (s = 0 and s = 1 stay finite: |logit| of the doubles next to 0 and 1
 # is below 37), and the log-odds cells span [−LOGIT_CLIP, LOGIT_CLIP].
 LOGIT_CLIP = 37.0

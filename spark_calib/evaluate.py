@@ -34,7 +34,7 @@ from spark_calib.stats.counts import row_counts
 FALLBACK_NUM_CLASSES = 2
 # ``MetricSpec.table`` → the builder of that ``EvaluationResult`` table from the statistics.
 _TABLES: dict[str, Callable[[DataFrame, Config], DataFrame]] = {
-    "confusion": lambda stats_df, _: confusion_from_stats(stats_df),
+    "confusion": confusion_from_stats,
     "thresholds": thresholds_from_stats,
     "roc": roc_from_stats,
 }
@@ -67,6 +67,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         cells=cfg.binning.strategy == "equal_mass",
         cells_by_label=cfg.recalibration is not None and cfg.task in ("binary", "top_label"),
         logits=cfg.recalibration is not None and cfg.task == "multiclass",
+        binary=cfg.task == "binary",
     )
     rows = canonical_rows(df, cfg, types, num_classes, needs)
     plan = choose_strategy(cfg)

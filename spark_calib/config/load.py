@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from spark_calib.config.model import Config
-from spark_calib.constants import CELL_GRID_VERSION
+from spark_calib.constants import CELL_GRID_VERSION, STATS_LABEL_VERSION
 from spark_calib.errors import ConfigError
 
 ConfigSource = Config | Mapping[str, Any] | str | Path
@@ -46,8 +46,8 @@ def load_config(source: ConfigSource, overrides: Iterable[str] = ()) -> Config:
 
 def config_hash(config: Config) -> str:
     """A stable 16-hex-digit hash of how the config evaluates rows (key order and defaults
-    normalised) and of the statistics' fine-cell grid version, which says whether two runs'
-    statistics can be summed.
+    normalised) and of the statistics' fine-cell grid and label versions, which say whether two
+    runs' statistics can be summed.
 
     Left out: the monitoring sections (``MONITORING_SECTIONS``), which only read what a run
     computed, so statistics written before an alert rule was added still roll up; and where
@@ -58,6 +58,7 @@ def config_hash(config: Config) -> str:
     excluded["input"] = set(LOCATION_KEYS)
     evaluation = config.model_dump(mode="json", exclude=excluded)
     evaluation["cell_grid_version"] = CELL_GRID_VERSION
+    evaluation["stats_label_version"] = STATS_LABEL_VERSION
     canonical = json.dumps(evaluation, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 

@@ -1,6 +1,7 @@
 """Statistics → decision metrics (confusion-based) and the ``confusion`` table.
 
-From the confusion cells W_jk (weight of rows with true class j predicted as k), per key:
+From the confusion cells W_jk (weight of rows with true class j predicted as k), per key
+(binary: from ``n_positive``, Σw·y and Σw·y·nll per predicted class, the rest being class 0):
 T_k = Σ_j W_kj (true support), P_k = Σ_j W_jk (predicted), TP_k = W_kk, over L = the classes
 occurring as a true or a predicted class.
 
@@ -39,14 +40,14 @@ CONFUSION_COLUMNS = (
 AVERAGES = ("macro", "micro", "weighted")
 
 
-def confusion_from_stats(stats_df: DataFrame) -> DataFrame:
+def confusion_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:
     """The confusion cells per key (the ``confusion`` table)."""
-    return _cells(stats_df).select(*CONFUSION_COLUMNS)
+    return _cells(stats_df, config).select(*CONFUSION_COLUMNS)
 
 
 def decision_metrics(stats_df: DataFrame, config: Config, specs: list[MetricSpec]) -> DataFrame:
     """Metric rows of the confusion family for every key (columns of the metrics table)."""
-    cells = _cells(stats_df).withColumn("_cost", _cell_cost(config))
+    cells = _cells(stats_df, config).withColumn("_cost", _cell_cost(config))
     true_side = F.struct(
         F.col(stats.TRUE_CLASS).alias("c"),
         F.col(WEIGHT_SUM).alias("t"),
@@ -88,20 +89,71 @@ def decision_metrics(stats_df: DataFrame, config: Config, specs: list[MetricSpec
     )
 
 
-def _cells(stats_df: DataFrame) -> DataFrame:
+def _cells(stats_df: DataFrame, config: Config) -> DataFrame:
+    """One row per key and (true, predicted) class with n, ``weight_sum`` and Σw·nll
+    (``_nll``)."""
     valid = (
         F.col(stats.REASON).isNull()
         & F.col(stats.CLASS).isNull()
-        & F.col(stats.TRUE_CLASS).isNotNull()
         & F.col(stats.PREDICTED_CLASS).isNotNull()
     )
+    if config.task == "binary":
+        return _binary_cells(stats_df.where(valid), _class_labels(config, 2))
     return (
-        stats_df.where(valid)
+        stats_df.where(valid & F.col(stats.TRUE_CLASS).isNotNull())
         .groupBy(*stats.SLICE_KEY_COLUMNS, stats.TRUE_CLASS, stats.PREDICTED_CLASS)
         .agg(
             F.sum(stats.N).alias(stats.N),
             F.sum(stats.SUM_WEIGHT).alias(WEIGHT_SUM),
             F.sum(stats.SUM_WEIGHT_NLL).alias("_nll"),
+        )
+    )
+
+
+def _binary_cells(stats_df: DataFrame, labels: list[str]) -> DataFrame:
+    """The binary confusion cells from the label sums per predicted class: the positives are
+    (n_positive, Σw·y, Σw·y·nll), the negatives the rest; a side with no row (by the counts) is
+    left out, so no rounding residue of W − Σw·y becomes a cell."""
+    summed = stats_df.groupBy(*stats.SLICE_KEY_COLUMNS, stats.PREDICTED_CLASS).agg(
+        *[
+            F.sum(name).alias(name)
+            for name in (
+                stats.N,
+                stats.N_POSITIVE,
+                stats.SUM_WEIGHT,
+                stats.SUM_WEIGHT_POSITIVE,
+                stats.SUM_WEIGHT_NLL,
+                stats.SUM_WEIGHT_POSITIVE_NLL,
+            )
+        ]
+    )
+    n, n_positive = F.col(stats.N), F.col(stats.N_POSITIVE)
+    weight, nll = F.col(stats.SUM_WEIGHT), F.col(stats.SUM_WEIGHT_NLL)
+    positive_weight = F.col(stats.SUM_WEIGHT_POSITIVE)
+    positive_nll = F.col(stats.SUM_WEIGHT_POSITIVE_NLL)
+
+    def side(label: str, rows: Column, weight_sum: Column, nll_sum: Column) -> Column:
+        return F.struct(
+            F.lit(label).alias(stats.TRUE_CLASS),
+            rows.cast("long").alias(stats.N),
+            weight_sum.alias(WEIGHT_SUM),
+            nll_sum.alias("_nll"),
+        )
+
+    sides = F.array(
+        side(labels[0], n - n_positive, weight - positive_weight, nll - positive_nll),
+        side(labels[1], n_positive, positive_weight, positive_nll),
+    )
+    return (
+        summed.select(*stats.SLICE_KEY_COLUMNS, stats.PREDICTED_CLASS, F.inline(sides))
+        .where(F.col(stats.N) > 0)
+        .select(
+            *stats.SLICE_KEY_COLUMNS,
+            stats.TRUE_CLASS,
+            stats.PREDICTED_CLASS,
+            stats.N,
+            WEIGHT_SUM,
+            "_nll",
         )
     )
 

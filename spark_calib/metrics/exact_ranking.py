@@ -80,7 +80,7 @@ def exact_ranking_metrics(rows: DataFrame, config: Config, specs: list[MetricSpe
         )
         return _finish(entries, labels.name, labels.value, rows_out)
     items = copied.select(
-        *key, row.WEIGHT, row.SCORE, (F.col(row.TRUE_CLASS) == 1).alias("_positive")
+        *key, row.WEIGHT, row.SCORE, (F.col(row.POSITIVE) == 1.0).alias("_positive")
     )
     per_key = _areas(items, key).withColumn("_w", F.col("_p") + F.col("_n_neg"))
     p, n = F.col("_p"), F.col("_n_neg")

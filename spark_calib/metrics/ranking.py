@@ -2,9 +2,10 @@
 ``roc`` curve table, and the ``thresholds`` table.
 
 Histogram: the fine cells b of the score s (``spark_calib.rows.cells``: the union of the
-k/1000 and the log-odds 1/16 grids, at most 2,185 non-empty per key); W⁺_b, W⁻_b are the
-positive and negative weight in cell b, P = Σ W⁺, N = Σ W⁻, and
-TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} likewise, TP_{>b} = TP_{≥b} − W⁺_b.
+k/1000 and the log-odds 1/16 grids, at most 2,185 non-empty per key); W⁺_b = Σw·y and
+W⁻_b = Σw − W⁺_b are the positive and negative weight in cell b (``sum_weight_positive``;
+each exactly 0 when ``n_positive`` says the cell has no positive, or only positives),
+P = Σ W⁺, N = Σ W⁻, and TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} likewise, TP_{>b} = TP_{≥b} − W⁺_b.
 
 - roc_auc_binned = Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N): the exact AUC of the scores replaced by
   their bucket (pairs in one bucket count as ties). |error| ≤ ½ Σ_b W⁺_b W⁻_b / (P N).
@@ -54,30 +55,29 @@ THRESHOLD_COLUMNS = (
 )
 
 
-def positive_label(config: Config) -> str:
-    """The ``true_class`` string of the positive class (index 1)."""
-    return config.class_names[1] if config.class_names is not None else "1"
-
-
-def _by_label(stats_df: DataFrame, config: Config, key: str) -> DataFrame:
-    """Valid top-label statistics with ``key`` set, with positive/negative weight columns."""
-    positive = F.col(stats.TRUE_CLASS) == positive_label(config)
+def label_weights(stats_df: DataFrame, key: str) -> DataFrame:
+    """Valid top-label statistics with ``key`` set, with the positive weight W⁺ = Σw·y
+    (``_pos``) and the negative weight W⁻ = Σw − W⁺ (``_neg``). Each is exactly 0 when the
+    row's counts say it has no such label (n_positive = 0, or n_positive = n), so a cell of
+    one label has no rounding residue on the other side."""
     weight = F.col(stats.SUM_WEIGHT)
+    positive_weight = F.col(stats.SUM_WEIGHT_POSITIVE)
+    n, positives = F.col(stats.N), F.col(stats.N_POSITIVE)
     return stats_df.where(
         F.col(stats.REASON).isNull() & F.col(stats.CLASS).isNull() & F.col(key).isNotNull()
     ).select(
         *stats.SLICE_KEY_COLUMNS,
         F.col(key),
-        F.col(stats.N),
-        F.when(positive, weight).otherwise(0.0).alias("_pos"),
-        F.when(positive, 0.0).otherwise(weight).alias("_neg"),
+        n,
+        F.when(positives == 0, F.lit(0.0)).otherwise(positive_weight).alias("_pos"),
+        F.when(positives == n, F.lit(0.0)).otherwise(weight - positive_weight).alias("_neg"),
     )
 
 
-def _cumulative(stats_df: DataFrame, config: Config) -> DataFrame:
+def _cumulative(stats_df: DataFrame) -> DataFrame:
     """One row per key and non-empty bucket with W⁺_b, W⁻_b, TP_{≥b}, FP_{≥b}, P, N and m."""
     buckets = (
-        _by_label(stats_df, config, stats.CELL)
+        label_weights(stats_df, stats.CELL)
         .groupBy(*stats.SLICE_KEY_COLUMNS, stats.CELL)
         .agg(
             F.sum(stats.N).alias(stats.N), F.sum("_pos").alias("_pos"), F.sum("_neg").alias("_neg")
@@ -102,7 +102,7 @@ def binned_ranking_metrics(
     stats_df: DataFrame, config: Config, specs: list[MetricSpec]
 ) -> DataFrame:
     """roc_auc_binned and pr_auc_binned rows per key."""
-    cumulative = _cumulative(stats_df, config)
+    cumulative = _cumulative(stats_df)
     positives, negatives = F.col("_pos"), F.col("_neg")
     tp_above = F.col("_tp") - positives
     precision = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp"))
@@ -154,7 +154,7 @@ def binned_ranking_metrics(
 
 def roc_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:
     """The ``roc`` table: ROC (and precision) points per key, thinned to ``roc_points``."""
-    cumulative = _cumulative(stats_df, config)
+    cumulative = _cumulative(stats_df)
     m = F.col("_m")
     budget = config.roc_points - 1
     spread = F.ceil((m - 1) / F.lit(float(budget - 1))) if budget > 1 else m
@@ -190,7 +190,7 @@ def roc_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:
 
 def thresholds_from_stats(stats_df: DataFrame, config: Config) -> DataFrame:
     """The ``thresholds`` table: weighted confusion counts at each configured threshold."""
-    rows = _by_label(stats_df, config, stats.THRESHOLD_BIN)
+    rows = label_weights(stats_df, stats.THRESHOLD_BIN)
     ordered = sorted(config.thresholds)
     reached = F.col(stats.THRESHOLD_BIN)
     counts = []

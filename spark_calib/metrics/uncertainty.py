@@ -46,7 +46,7 @@ def collapse_buckets(stats_df: DataFrame) -> DataFrame:
     """The statistics summed over ``bucket`` (which becomes null): the point estimates' input."""
     keys = [name for name in stats.GROUP_COLUMNS if name != stats.BUCKET]
     summed = stats_df.groupBy(*keys).agg(
-        *[F.sum(name).alias(name) for name in (stats.N, *stats.SUM_COLUMNS)]
+        *[F.sum(name).alias(name) for name in stats.MEASURE_COLUMNS]
     )
     return summed.select(
         *[

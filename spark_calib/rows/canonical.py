@@ -11,7 +11,8 @@ Output columns (internal names, so user column names never collide with ours):
 - regression: ``_target``, ``_sq_error``, ``_abs_error`` and, with σ, ``_gaussian_nll`` and
   ``_bin`` (the coverage bucket, ``spark_calib.rows.coverage``);
 - as ``RowNeeds`` asks: ``_probs`` (array<double>) and ``_label`` (int) for per-class items;
-  ``_true_class`` and ``_predicted_class`` (int class indices); ``_cell`` (the fine cell of
+  ``_true_class`` and ``_predicted_class`` (int class indices); ``_positive`` (y of a binary
+  row, 0/1: summed to Σ y and Σw·y) and ``_positive_nll`` (y·nll); ``_cell`` (the fine cell of
   the binary score, ``spark_calib.rows.cells``) and ``_logit`` (its clipped logit);
   ``_threshold_bin`` (how many configured thresholds the score reaches); ``_fit`` (1 for a
   recalibration fit row, 0 for an evaluated row, ``spark_calib.rows.fit_rows``); ``_cost``
@@ -55,6 +56,8 @@ TRUE_CLASS = "_true_class"
 PREDICTED_CLASS = "_predicted_class"
 CELL = "_cell"
 LOGIT = "_logit"
+POSITIVE = "_positive"
+POSITIVE_NLL = "_positive_nll"
 THRESHOLD_BIN = "_threshold_bin"
 FIT = "_fit"
 COST = "_cost"
@@ -93,6 +96,8 @@ TERM_COLUMNS = (
     CONFIDENCE_OUTCOME,
     SPIEGELHALTER,
     LOGIT,
+    POSITIVE,
+    POSITIVE_NLL,
     W_OUTCOME,
     W_CONFIDENCE,
     W_CONFIDENCE_SQ,
@@ -197,6 +202,11 @@ def _row_terms(
     if needs.true_class:
         assert terms.label is not None
         found[TRUE_CLASS] = terms.label
+    if needs.positive:
+        assert terms.label is not None and terms.nll is not None
+        positive = terms.label.cast("double")
+        found[POSITIVE] = positive
+        found[POSITIVE_NLL] = positive * terms.nll
     if needs.predicted_class:
         assert terms.predicted is not None
         found[PREDICTED_CLASS] = terms.predicted

@@ -24,7 +24,9 @@ class RowNeeds:
     """Flags for the optional canonical columns.
 
     per_class: one-vs-rest items per class (``_probs``, ``_label``); true_class /
-    predicted_class: the confusion keys; cells: the fine cell of the binary score
+    predicted_class: the confusion keys; positive: the binary label as summed terms
+    (``_positive``, ``_positive_nll``) instead of a ``true_class`` key, which halves the
+    fine-cell rows of a binary task; cells: the fine cell of the binary score
     (``spark_calib.rows.cells``) and its logit;
     threshold_bin: how many configured thresholds the score reaches; cost: the expected
     misclassification cost term; exact_score: the raw binary score for the exact ranking pass;
@@ -34,6 +36,7 @@ class RowNeeds:
 
     per_class: bool = False
     true_class: bool = False
+    positive: bool = False
     predicted_class: bool = False
     cells: bool = False
     threshold_bin: bool = False
@@ -49,17 +52,22 @@ def row_needs(
     cells: bool = False,
     cells_by_label: bool = False,
     logits: bool = False,
+    binary: bool = False,
 ) -> RowNeeds:
     """The optional per-row terms and keys the specs' families and ``row_terms`` read;
     ``cells`` asks for the fine cells whatever the metrics (equal-mass bins),
     ``cells_by_label`` for the cells split by label too (binary recalibration) and ``logits``
-    for the logit vectors (multiclass recalibration)."""
+    for the logit vectors (multiclass recalibration). A ``binary`` task's label is summed
+    (Σ y, Σw·y, Σw·y·nll) rather than grouped: the confusion, cell, threshold and exact ranking
+    families read it that way, and only recalibration's cells still split by label."""
     specs = list(specs)
     needed = families(specs)
     terms = frozenset(term for spec in specs for term in spec.row_terms)
+    by_label = bool(needed & {CONFUSION, CELLS, THRESHOLDS, EXACT_RANKING})
     return RowNeeds(
         per_class=PER_CLASS in needed,
-        true_class=cells_by_label or bool(needed & {CONFUSION, CELLS, THRESHOLDS, EXACT_RANKING}),
+        true_class=cells_by_label or (by_label and not binary),
+        positive=by_label and binary,
         predicted_class=CONFUSION in needed,
         cells=cells or cells_by_label or bool(needed & {CELLS, CELL_CALIBRATION, SMOOTH}),
         threshold_bin=THRESHOLDS in needed,

@@ -1,7 +1,8 @@
 """The one statistics aggregation: canonical rows → the public statistics table.
 
 Per group it sums n = Σ1, Σw and Σw·term for every per-row term present in the canonical rows
-(see ``spark_calib.rows.canonical.TERM_COLUMNS``; Σw·target² too for regression). Top-label
+(see ``spark_calib.rows.canonical.TERM_COLUMNS``; Σw·target² too for regression, and
+n_positive = Σy when the binary label is a term). Top-label
 items have class null. When per-class statistics are requested, each valid row also
 contributes one item per class k with confidence p_k and correct [y = k] (one-vs-rest); that is
 the only place the probability array is exploded.
@@ -50,6 +51,8 @@ TERM_SUMS = {
     row.CONFIDENCE_OUTCOME: stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
     row.SPIEGELHALTER: stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
     row.LOGIT: stats.SUM_WEIGHT_LOGIT,
+    row.POSITIVE: stats.SUM_WEIGHT_POSITIVE,
+    row.POSITIVE_NLL: stats.SUM_WEIGHT_POSITIVE_NLL,
     row.W_OUTCOME: stats.SUM_WEIGHT_SQ_OUTCOME,
     row.W_CONFIDENCE: stats.SUM_WEIGHT_SQ_CONFIDENCE,
     row.W_CONFIDENCE_SQ: stats.SUM_WEIGHT_SQ_CONFIDENCE_SQ,
@@ -191,9 +194,12 @@ def _value(keys: list[str]) -> Column:
 
 
 def _sums(terms: list[str], regression: bool) -> dict[str, Column]:
-    """Statistics column → its aggregate: n, Σw, Σw·term per present term (and Σw·y²)."""
+    """Statistics column → its aggregate: n, Σw, Σw·term per present term (and Σw·y², and
+    n_positive = Σ y for binary labels)."""
     weight = F.col(row.WEIGHT)
     sums = {stats.N: F.count(F.lit(1)), stats.SUM_WEIGHT: F.sum(weight)}
+    if row.POSITIVE in terms:
+        sums[stats.N_POSITIVE] = F.sum(F.col(row.POSITIVE).cast("long"))
     for term in terms:
         sums[TERM_SUMS[term]] = F.sum(weight * F.col(term))
     if regression:
@@ -222,6 +228,9 @@ def _public(
         stats.RECALIBRATION_FIT: present.get(stats.RECALIBRATION_FIT, F.lit(None)).cast("boolean"),
         stats.REASON: F.col(row.REASON),
         stats.N: F.col(stats.N).cast("long"),
+        stats.N_POSITIVE: (
+            F.col(stats.N_POSITIVE) if stats.N_POSITIVE in sums else F.lit(None)
+        ).cast("long"),
     }
     for column in stats.SUM_COLUMNS:
         columns[column] = (F.col(column) if column in sums else F.lit(None)).cast("double")

@@ -17,7 +17,7 @@ def combine_stats(*frames: DataFrame) -> DataFrame:
     union = _union(frames, "combine_stats")
     return (
         union.groupBy(*stats.GROUP_COLUMNS)
-        .agg(*[F.sum(column).alias(column) for column in (stats.N, *stats.SUM_COLUMNS)])
+        .agg(*[F.sum(column).alias(column) for column in stats.MEASURE_COLUMNS])
         .select(*stats.STATS_COLUMNS)
     )
 
@@ -38,13 +38,13 @@ def sum_to_bins(*frames: DataFrame) -> DataFrame:
     )
     dropped = [F.lit(None).cast(_KEY_TYPES[name]).alias(name) for name in _DROPPED_KEYS]
     summed = union.groupBy(*kept).agg(
-        *[F.sum(column).alias(column) for column in (stats.N, *stats.SUM_COLUMNS)]
+        *[F.sum(column).alias(column) for column in stats.MEASURE_COLUMNS]
     )
     return summed.select("*", *dropped).select(*stats.STATS_COLUMNS)
 
 
 _DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.THRESHOLD_BIN)
-_TYPES = {stats.BUCKET: "int", stats.N: "long"}
+_TYPES = {stats.BUCKET: "int", stats.N: "long", stats.N_POSITIVE: "long"}
 _KEY_TYPES = {
     stats.TRUE_CLASS: "string",
     stats.PREDICTED_CLASS: "string",

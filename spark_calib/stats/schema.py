@@ -8,9 +8,15 @@ null). Which keys are set depends on the task and the requested metrics:
 - ``class`` null: the top-label (or regression) statistics of each row; ``class`` = k: the
   one-vs-rest statistics of class k (``classwise_ece``), binned on p_k.
 - ``bin``: the confidence bin (classification) or the coverage bucket (regression with σ).
-- ``true_class``/``predicted_class``: the confusion cell (decision metrics); ``true_class``
-  alone with ``cell``/``threshold_bin``: the fine cells of the binary score by label
-  (``spark_calib.rows.cells``; grid version ``CELL_GRID_VERSION``) or the threshold counts.
+- ``true_class``/``predicted_class``: the confusion cell (decision metrics, multiclass and
+  top-label; a binary task has ``predicted_class`` alone and sums its label, below).
+- ``cell``/``threshold_bin``: the fine cells of the binary score (``spark_calib.rows.cells``;
+  grid version ``CELL_GRID_VERSION``) or the threshold counts. Recalibration keeps the cells
+  apart by label too (``true_class``).
+- Binary label sums (with decision, cell, threshold or exact ranking metrics): ``n_positive``
+  Σy (a count), ``sum_weight_positive`` Σw·y and ``sum_weight_positive_nll`` Σw·y·nll; the
+  negatives are the row's n, Σw and Σw·nll minus them. Summing the label instead of grouping
+  by it halves the cell rows of a binary key.
 
 Calibration sums (classification): with c the calibration probability of an item (binary:
 the score s by default, ``binary_view: top_label`` max(s, 1 − s); multiclass and top-label:
@@ -45,6 +51,7 @@ THRESHOLD_BIN = "threshold_bin"
 RECALIBRATION_FIT = "recalibration_fit"
 REASON = "reason"
 N = "n"
+N_POSITIVE = "n_positive"
 SUM_WEIGHT = "sum_weight"
 SUM_WEIGHT_CONFIDENCE = "sum_weight_confidence"
 SUM_WEIGHT_CORRECT = "sum_weight_correct"
@@ -54,6 +61,8 @@ SUM_WEIGHT_CONFIDENCE_SQ = "sum_weight_confidence_sq"
 SUM_WEIGHT_CONFIDENCE_OUTCOME = "sum_weight_confidence_outcome"
 SUM_WEIGHT_SQ_SPIEGELHALTER = "sum_weight_sq_spiegelhalter"
 SUM_WEIGHT_LOGIT = "sum_weight_logit"
+SUM_WEIGHT_POSITIVE = "sum_weight_positive"
+SUM_WEIGHT_POSITIVE_NLL = "sum_weight_positive_nll"
 SUM_WEIGHT_BRIER = "sum_weight_brier"
 SUM_WEIGHT_NLL = "sum_weight_nll"
 SUM_WEIGHT_COST = "sum_weight_cost"
@@ -104,6 +113,8 @@ SUM_COLUMNS = (
     SUM_WEIGHT_CONFIDENCE_OUTCOME,
     SUM_WEIGHT_SQ_SPIEGELHALTER,
     SUM_WEIGHT_LOGIT,
+    SUM_WEIGHT_POSITIVE,
+    SUM_WEIGHT_POSITIVE_NLL,
     SUM_WEIGHT_SQ_OUTCOME,
     SUM_WEIGHT_SQ_CONFIDENCE,
     SUM_WEIGHT_SQ_CONFIDENCE_SQ,
@@ -114,4 +125,6 @@ SUM_COLUMNS = (
     SUM_WEIGHT_SQ_NLL,
     SUM_WEIGHT_SQ_NLL_SQ,
 )
-STATS_COLUMNS = (*GROUP_COLUMNS, N, *SUM_COLUMNS)
+# The summed columns: the two counts and the weighted sums.
+MEASURE_COLUMNS = (N, N_POSITIVE, *SUM_COLUMNS)
+STATS_COLUMNS = (*GROUP_COLUMNS, *MEASURE_COLUMNS)

@@ -191,6 +191,11 @@ def test_cells_stay_fewer_than_the_rows_and_the_grid_bound(spark: SparkSession) 
         .set_index("slice_value")
     )
     assert (per_key["count(cell)"] <= per_key["sum(n)"]).all()
-    # Two labels per cell at most, plus the cells a calibration-bin edge splits.
-    assert per_key["count(cell)"].max() <= 2 * MAX_CELLS_PER_KEY + 14
+    # The label is summed, not a key: one row per non-empty (cell, calibration bin) pair, so
+    # at most the grid's cells plus the 14 a bin edge of the 15 bins can cut in two.
+    for value, group in pdf.groupby("country"):
+        s = group["s"].to_numpy(float)
+        pairs = set(zip(ref.cell_ids(s).tolist(), ref.uniform_bins(s, 15).tolist(), strict=True))
+        assert per_key.loc[value, "count(cell)"] == len(pairs), value
+    assert per_key["count(cell)"].max() <= MAX_CELLS_PER_KEY + 14
     assert per_key.loc["tiny", "count(cell)"] <= 10

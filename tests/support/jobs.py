@@ -77,6 +77,7 @@ STATS_SCHEMA = {
     "recalibration_fit": "boolean",
     "reason": "string",
     "n": "bigint",
+    "n_positive": "bigint",
     "sum_weight": "double",
     "sum_weight_confidence": "double",
     "sum_weight_correct": "double",
@@ -94,6 +95,8 @@ STATS_SCHEMA = {
     "sum_weight_confidence_outcome": "double",
     "sum_weight_sq_spiegelhalter": "double",
     "sum_weight_logit": "double",
+    "sum_weight_positive": "double",
+    "sum_weight_positive_nll": "double",
     **{
         f"sum_weight_sq_{x}": "double"
         for x in (
