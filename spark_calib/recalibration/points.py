@@ -9,7 +9,8 @@ term linear in z exact (Σw·y·z = Σ over the positive rows' Z). The collect i
 2 splits × 2 labels × (2,185 cells + 14 straddling cells), never by input rows.
 
 The whole population of a model version is the sum over the values of any one slice set (each
-set partitions the rows), so ``overall`` is always available, configured or not.
+set partitions the rows), so ``overall`` is always available, configured or not: when it is not
+configured, the first set's rows are summed into it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -39,11 +41,6 @@ Key = tuple[str | None, str, str]
 def sort_key(key: Key) -> tuple[str, bool, str, str]:
     """Table order: model version, then ``overall`` first, then slice name and value."""
     return (key[0] or "", key[1] != OVERALL_SLICE_NAME, key[1], key[2])
-
-
-_POSITIVE = list(_SUMS).index("o")
-# (cell, bin, label, fit, sums)
-_Entry = tuple[int, int, int, int, list[float]]
 
 
 @dataclass(frozen=True)
@@ -77,60 +74,75 @@ class CellRows:
         return self.select(self.fit != 1)
 
 
-def collect_cell_rows(stats_df: DataFrame, first_slice_name: str) -> dict[Key, CellRows]:
-    """Key → its cell rows, plus one ``overall`` key per model version summed from the slice
-    set named ``first_slice_name`` (when ``overall`` is not configured)."""
-    keys = (
-        *stats.SLICE_KEY_COLUMNS,
-        stats.RECALIBRATION_FIT,
-        stats.CELL,
-        stats.BIN,
-        stats.TRUE_CLASS,
+def collect_cell_rows(stats_df: DataFrame, source_slice_name: str) -> dict[Key, CellRows]:
+    """Key → its cell rows, sorted by (cell, bin, label, fit). ``source_slice_name`` is the
+    slice set the ``overall`` key of each model version is summed from: ``overall`` itself when
+    it is configured (then nothing is copied), else the first configured set.
+
+    The merging is done in Spark and the result comes to the driver as one Arrow table (a
+    Row per collected cell costs about 30 µs in PySpark; a column costs almost nothing)."""
+    valid = stats_df.where(
+        F.col(stats.REASON).isNull() & F.col(stats.CLASS).isNull() & F.col(stats.CELL).isNotNull()
     )
-    rows = (
-        stats_df.where(
-            F.col(stats.REASON).isNull()
-            & F.col(stats.CLASS).isNull()
-            & F.col(stats.CELL).isNotNull()
+    if source_slice_name != OVERALL_SLICE_NAME:
+        overall = valid.where(F.col(stats.SLICE_NAME) == source_slice_name).select(
+            *[
+                F.lit(OVERALL_SLICE_NAME).alias(name)
+                if name == stats.SLICE_NAME
+                else F.lit(OVERALL_SLICE_VALUE).alias(name)
+                if name == stats.SLICE_VALUE
+                else F.col(name)
+                for name in valid.columns
+            ]
         )
-        .groupBy(*keys)
-        .agg(*[F.sum(column).alias(name) for name, column in _SUMS.items()])
+        valid = valid.unionByName(overall)
+    keys = (*stats.SLICE_KEY_COLUMNS, stats.RECALIBRATION_FIT, stats.CELL, stats.BIN)
+    summed = (
+        valid.groupBy(*keys, stats.TRUE_CLASS)
+        .agg(*[F.coalesce(F.sum(column), F.lit(0.0)).alias(name) for name, column in _SUMS.items()])
         .where(F.col("w") > 0.0)
-        .collect()
     )
-    grouped: dict[Key, list[_Entry]] = {}
-    for row in rows:
-        fit = row[stats.RECALIBRATION_FIT]
-        sums = [float(row[name] or 0.0) for name in _SUMS]
-        label = int(sums[_POSITIVE] > 0.0)
-        entry = (
-            int(row[stats.CELL]),
-            int(row[stats.BIN]),
-            label,
-            -1 if fit is None else int(fit),
-            sums,
+    table = summed.select(
+        *stats.SLICE_KEY_COLUMNS,
+        F.col(stats.CELL).cast("long").alias("cell"),
+        F.col(stats.BIN).cast("long").alias("bin"),
+        # One label per row (true_class is a key): y = 1 where its weight has outcomes.
+        (F.col("o") > 0.0).cast("long").alias("label"),
+        F.coalesce(F.col(stats.RECALIBRATION_FIT).cast("long"), F.lit(-1)).alias("fit"),
+        *[F.col(name).cast("double") for name in _SUMS],
+    ).toArrow()
+    return _by_key(table)
+
+
+def _by_key(table: pa.Table) -> dict[Key, CellRows]:
+    """The collected table's rows grouped by key, each key's rows sorted by (cell, bin, label,
+    fit)."""
+    columns = {name: table.column(name).to_numpy() for name in ("cell", "bin", "label", "fit")}
+    sums = {name: table.column(name).to_numpy() for name in _SUMS}
+    versions = table.column(stats.MODEL_VERSION).to_pylist()
+    names = table.column(stats.SLICE_NAME).to_pylist()
+    values = table.column(stats.SLICE_VALUE).to_pylist()
+    positions: dict[Key, list[int]] = {}
+    for index, key in enumerate(zip(versions, names, values, strict=True)):
+        positions.setdefault(key, []).append(index)
+    grouped: dict[Key, CellRows] = {}
+    for key, indices in positions.items():
+        chosen = np.array(indices, dtype=np.int64)
+        order = chosen[
+            np.lexsort(
+                (
+                    columns["fit"][chosen],
+                    columns["label"][chosen],
+                    columns["bin"][chosen],
+                    columns["cell"][chosen],
+                )
+            )
+        ]
+        grouped[key] = CellRows(
+            cell=columns["cell"][order],
+            bin=columns["bin"][order],
+            label=columns["label"][order],
+            fit=columns["fit"][order],
+            sums={name: values_[order] for name, values_ in sums.items()},
         )
-        key = (row[stats.MODEL_VERSION], row[stats.SLICE_NAME], row[stats.SLICE_VALUE])
-        grouped.setdefault(key, []).append(entry)
-        if first_slice_name != OVERALL_SLICE_NAME and row[stats.SLICE_NAME] == first_slice_name:
-            overall = (row[stats.MODEL_VERSION], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE)
-            grouped.setdefault(overall, []).append(entry)
-    return {key: _arrays(entries) for key, entries in grouped.items()}
-
-
-def _arrays(entries: list[_Entry]) -> CellRows:
-    """Entries (merged where a key repeats, as for a summed overall) sorted by cell."""
-    merged: dict[tuple[int, int, int, int], np.ndarray] = {}
-    for cell, bin_, label, fit, sums in entries:
-        key = (cell, bin_, label, fit)
-        values = np.array(sums)
-        merged[key] = merged[key] + values if key in merged else values
-    ordered = sorted(merged)
-    table = np.array([merged[key] for key in ordered])
-    return CellRows(
-        cell=np.array([key[0] for key in ordered], dtype=np.int64),
-        bin=np.array([key[1] for key in ordered], dtype=np.int64),
-        label=np.array([key[2] for key in ordered], dtype=np.int64),
-        fit=np.array([key[3] for key in ordered], dtype=np.int64),
-        sums={name: table[:, index] for index, name in enumerate(_SUMS)},
-    )
+    return grouped

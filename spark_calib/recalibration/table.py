@@ -114,7 +114,8 @@ def recalibration_table(stats_df: DataFrame, config: Config) -> DataFrame:
     were aggregated with it (``recalibration_fit`` set when ``fit`` is)."""
     recalibration = config.recalibration
     assert recalibration is not None
-    cells = collect_cell_rows(stats_df, slice_name(config.slices[0]))
+    source = () if () in config.slices else config.slices[0]
+    cells = collect_cell_rows(stats_df, slice_name(source))
     rows: list[tuple[Any, ...]] = []
     for method in recalibration.methods:
         overall: dict[str | None, FittedMap | None] = {}

@@ -97,6 +97,28 @@ def test_without_fit_every_row_is_fitted_and_evaluated(spark: SparkSession) -> N
     result.unpersist()
 
 
+@pytest.mark.parametrize("slices", [[["g"], []], [["g"], ["g", "h"]]])
+def test_overall_counts_each_row_once_wherever_it_is_listed(
+    spark: SparkSession, slices: list[list[str]]
+) -> None:
+    """The overall key is the configured overall set when there is one (listed after g here),
+    else the sum of the first set's values: 2,000 rows, 667 of them fit rows (ids 0, 3, …)."""
+    config = {
+        **BASE,
+        "slices": slices,
+        "recalibration": {
+            "methods": ["temperature"],
+            "fit": {"column": "split", "value": "val"},
+            "min_fit_rows": 10,
+        },
+    }
+    frame = log(spark).withColumn("h", (F.dayofmonth("day") % 3).cast("string"))
+    result = evaluate(frame, config)
+    assert result.recalibration is not None
+    row = overall(result.recalibration)
+    assert (row.n_fit, row.n_eval) == (667, 2_000 - 667)
+
+
 def test_a_missing_fit_column_is_a_schema_error(spark: SparkSession) -> None:
     config = {**BASE, "recalibration": {"fit": {"column": "splt", "value": "val"}}}
     with pytest.raises(SchemaError, match=r"column 'splt' \(recalibration\.fit\) is not in"):
