@@ -143,6 +143,6 @@ def _by_key(table: pa.Table) -> dict[Key, CellRows]:
             bin=columns["bin"][order],
             label=columns["label"][order],
             fit=columns["fit"][order],
-            sums={name: values_[order] for name, values_ in sums.items()},
+            sums={name: column[order] for name, column in sums.items()},
         )
     return grouped
