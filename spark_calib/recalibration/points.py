@@ -85,15 +85,11 @@ def collect_cell_rows(stats_df: DataFrame, source_slice_name: str) -> dict[Key, 
         F.col(stats.REASON).isNull() & F.col(stats.CLASS).isNull() & F.col(stats.CELL).isNotNull()
     )
     if source_slice_name != OVERALL_SLICE_NAME:
-        overall = valid.where(F.col(stats.SLICE_NAME) == source_slice_name).select(
-            *[
-                F.lit(OVERALL_SLICE_NAME).alias(name)
-                if name == stats.SLICE_NAME
-                else F.lit(OVERALL_SLICE_VALUE).alias(name)
-                if name == stats.SLICE_VALUE
-                else F.col(name)
-                for name in valid.columns
-            ]
+        overall = valid.where(F.col(stats.SLICE_NAME) == source_slice_name).withColumns(
+            {
+                stats.SLICE_NAME: F.lit(OVERALL_SLICE_NAME),
+                stats.SLICE_VALUE: F.lit(OVERALL_SLICE_VALUE),
+            }
         )
         valid = valid.unionByName(overall)
     keys = (*stats.SLICE_KEY_COLUMNS, stats.RECALIBRATION_FIT, stats.CELL, stats.BIN)

@@ -143,3 +143,11 @@ def test_the_fine_cell_grid_version_changes_the_hash(monkeypatch: pytest.MonkeyP
     current = config_hash(load_config(config()))
     monkeypatch.setattr("spark_calib.config.load.CELL_GRID_VERSION", 1)
     assert config_hash(load_config(config())) != current
+
+
+def test_the_statistics_label_version_changes_the_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Binary statistics that grouped by the label (true_class, version 1) have no label sums,
+    so they must not sum with version 2's either."""
+    current = config_hash(load_config(config()))
+    monkeypatch.setattr("spark_calib.config.load.STATS_LABEL_VERSION", 1)
+    assert config_hash(load_config(config())) != current
