@@ -66,7 +66,8 @@ TERM_SUMS = {
 }
 # Without a weight column every valid row has w = 1, so Σw²·x is Σw·x: the statistic on the left
 # is then the same column as the one on the right, summed once (an aggregation spends most of
-# its time updating its sums, and these are 7 or 8 of its 20-odd).
+# its time updating its sums, and these are 8 of the 20-odd of a classification task; 1 for
+# regression).
 UNIT_WEIGHT_EQUAL = {
     stats.SUM_WEIGHT_SQ: stats.SUM_WEIGHT,
     stats.SUM_WEIGHT_SQ_OUTCOME: stats.SUM_WEIGHT_OUTCOME,
