@@ -52,34 +52,43 @@ from spark_calib.registry.special import erf
 from spark_calib.stats import schema as stats
 
 
-def metrics_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
+def metrics_from_stats(
+    stats_df: DataFrame, config: ConfigSource, *, bin_stats: DataFrame | None = None
+) -> DataFrame:
     """The metrics table of ``config.metrics`` computed from a statistics table alone, with the
     standard errors and intervals of ``config.uncertainty`` (``spark_calib.metrics.uncertainty``).
 
     Exact ranking metrics (``roc_auc``, ``pr_auc``) need the input and are left out here;
     ``evaluate`` adds them. Tables (``confusion_matrix``, …) are separate outputs. A value is
     null when its denominator is 0 or a sum overflowed (``defined_values``).
-    """
-    # Imported here: the family modules import this module's helpers.
 
+    ``bin_stats``, when given, is ``stats_df`` summed over the fine cells (``sum_over_cells``;
+    a caller that caches both passes it): the families that read no cells use it, the same
+    sums in fewer rows.
+    """
     cfg = load_config(config)
+    bins = stats_df if bin_stats is None else bin_stats
     if not cfg.uncertainty.jackknife:
-        return with_intervals(_point_metrics(stats_df, cfg), stats_df, cfg)
-    point = _point_metrics(collapse_buckets(stats_df), cfg)
+        return with_intervals(_point_metrics(stats_df, bins, cfg), bins, cfg)
+    point = _point_metrics(collapse_buckets(stats_df), collapse_buckets(bins), cfg)
     specs = resolve_metrics(cfg.task, cfg.metrics, cfg.features())
     # smooth_ece collects its node sums to the driver: G replicates would collect G times more.
     replicated = [spec.name for spec in specs if spec.family != SMOOTH and not spec.table]
+    # Lazy: the replicates of the fine statistics are computed only if a cell family reads them.
     replicates = _point_metrics(
         replicate_stats(stats_df, cfg.uncertainty.buckets),
+        replicate_stats(bins, cfg.uncertainty.buckets),
         cfg.model_copy(update={"metrics": tuple(replicated)}),
     )
     without_se = [spec.name for spec in specs if not spec.noise or spec.family == SMOOTH]
     with_se = with_jackknife_se(point, replicates, cfg.uncertainty.buckets, without_se)
-    return with_intervals(with_se, stats_df, cfg)
+    return with_intervals(with_se, bins, cfg)
 
 
-def _point_metrics(stats_df: DataFrame, cfg: Config) -> DataFrame:
-    """The metrics of ``cfg.metrics`` from ``stats_df`` with the families' analytic ``se``."""
+def _point_metrics(stats_df: DataFrame, bin_stats: DataFrame, cfg: Config) -> DataFrame:
+    """The metrics of ``cfg.metrics`` with the families' analytic ``se``: the cell families
+    (and equal-mass bins) from ``stats_df``, the others from ``bin_stats``, the same sums
+    summed over the cells."""
     # Imported here: the family modules import this module's helpers.
     from spark_calib.metrics.cells import cell_metrics
     from spark_calib.metrics.decision import decision_metrics
@@ -100,13 +109,16 @@ def _point_metrics(stats_df: DataFrame, cfg: Config) -> DataFrame:
             REGRESSION,
         )
     }
+    calibration_source = stats_df if cfg.binning.strategy == "equal_mass" else bin_stats
     frames = []
     if by_family[CALIBRATION] or by_family[PER_CLASS]:
         frames.append(
-            _calibration_metrics(stats_df, cfg, by_family[CALIBRATION], by_family[PER_CLASS])
+            _calibration_metrics(
+                calibration_source, cfg, by_family[CALIBRATION], by_family[PER_CLASS]
+            )
         )
     if by_family[CONFUSION]:
-        frames.append(decision_metrics(stats_df, cfg, by_family[CONFUSION]))
+        frames.append(decision_metrics(bin_stats, cfg, by_family[CONFUSION]))
     if by_family[CELLS]:
         frames.append(binned_ranking_metrics(stats_df, cfg, by_family[CELLS]))
     if by_family[CELL_CALIBRATION]:
@@ -114,9 +126,9 @@ def _point_metrics(stats_df: DataFrame, cfg: Config) -> DataFrame:
     if by_family[SMOOTH]:
         frames.append(smooth_ece_metrics(stats_df))
     if by_family[REGRESSION]:
-        frames.append(regression_metrics(stats_df, cfg, by_family[REGRESSION]))
+        frames.append(regression_metrics(bin_stats, cfg, by_family[REGRESSION]))
     if not frames:
-        return empty_metrics(stats_df)
+        return empty_metrics(bin_stats)
     combined = frames[0]
     for frame in frames[1:]:
         combined = combined.unionByName(frame, allowMissingColumns=True)

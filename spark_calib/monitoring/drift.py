@@ -48,10 +48,11 @@ _METRIC_KEYS = (stats.SLICE_NAME, stats.SLICE_VALUE, stats.CLASS, METRIC)
 
 def window_values(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     """The drift metrics of ``stats_df`` (``drift_metrics``) with their standard errors:
-    ``VALUE_COLUMNS``. Reads the statistics summed to their bins (``sum_to_bins``)."""
+    ``VALUE_COLUMNS``. Reads the statistics summed to their bins (``sum_to_bins``; with
+    uniform bins over the fine cells too)."""
     cfg = load_config(config)
     names = drift_metrics(cfg)
-    binned = sum_to_bins(stats_df)
+    binned = sum_to_bins(stats_df, keep_cells=cfg.binning.strategy == "equal_mass")
     metrics = metrics_from_stats(binned, cfg.model_copy(update={"metrics": names}))
     # Renamed keys: both frames come from stats_df, so equal names would be one column to Spark.
     noise = standard_errors(binned).select(

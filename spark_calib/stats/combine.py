@@ -22,30 +22,39 @@ def combine_stats(*frames: DataFrame) -> DataFrame:
     )
 
 
-def sum_to_bins(*frames: DataFrame) -> DataFrame:
+def sum_to_bins(*frames: DataFrame, keep_cells: bool = True) -> DataFrame:
     """Statistics tables summed over everything but the key, the bin, the fine cell, the
     recalibration split and the reason: the decision and ranking keys (``true_class``,
     ``predicted_class``, ``threshold_bin``) become null. What the calibration, per-class and
-    regression metrics read (equal-mass bins are built from the cells), in fewer rows."""
-    union = _union(frames, "sum_to_bins")
-    kept = (
-        *stats.KEY_COLUMNS,
-        stats.BIN,
-        stats.CELL,
-        stats.BUCKET,
-        stats.RECALIBRATION_FIT,
-        stats.REASON,
-    )
-    dropped = [F.lit(None).cast(_KEY_TYPES[name]).alias(name) for name in _DROPPED_KEYS]
+    regression metrics read (equal-mass bins are built from the cells), in fewer rows.
+    ``keep_cells=False`` sums over the fine cell too (``cell`` null): enough for uniform bins,
+    and on a binary task with cells some 25 times fewer rows."""
+    dropped = _DROPPED_KEYS if keep_cells else (*_DROPPED_KEYS, stats.CELL)
+    return _summed_over(_union(frames, "sum_to_bins"), dropped)
+
+
+def sum_over_cells(stats_df: DataFrame) -> DataFrame:
+    """A statistics table summed over the fine cell and the threshold count (``cell`` and
+    ``threshold_bin`` null), every other key kept: the table at the grain of the calibration
+    bins and the confusion cells. Everything but the cell and threshold families reads this
+    (on a binary task with cells some 25 times fewer rows than the statistics)."""
+    return _summed_over(_columns(stats_df), (stats.CELL, stats.THRESHOLD_BIN))
+
+
+def _summed_over(union: DataFrame, dropped: tuple[str, ...]) -> DataFrame:
+    """``union`` (the statistics columns) summed per key with the ``dropped`` keys null."""
+    kept = [name for name in stats.GROUP_COLUMNS if name not in dropped]
     summed = union.groupBy(*kept).agg(
         *[F.sum(column).alias(column) for column in stats.MEASURE_COLUMNS]
     )
-    return summed.select("*", *dropped).select(*stats.STATS_COLUMNS)
+    nulls = [F.lit(None).cast(_KEY_TYPES[name]).alias(name) for name in dropped]
+    return summed.select("*", *nulls).select(*stats.STATS_COLUMNS)
 
 
 _DROPPED_KEYS = (stats.TRUE_CLASS, stats.PREDICTED_CLASS, stats.THRESHOLD_BIN)
 _TYPES = {stats.BUCKET: "int", stats.N: "long", stats.N_POSITIVE: "long"}
 _KEY_TYPES = {
+    stats.CELL: "int",
     stats.TRUE_CLASS: "string",
     stats.PREDICTED_CLASS: "string",
     stats.THRESHOLD_BIN: "int",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import (
@@ -125,7 +126,7 @@ def run_monitoring(
     assert config.output is not None
     previous = previous_window(window)
     progress(f"drift: against the previous window {previous.label()} and the baseline")
-    earlier = read_window_stats(spark, config, previous, config_digest, sum_to_bins)
+    earlier = read_window_stats(spark, config, previous, config_digest, _summed_to_bins(config))
     drift = in_memory(
         spark, _drift(spark, config, window, current_stats, run_id, earlier, config_digest)
     )
@@ -171,11 +172,17 @@ def _drift(
     baseline_values = None
     if config.drift.baseline_dates is not None:
         baseline = read_window_stats(
-            spark, config, config.drift.baseline_dates, config_digest, sum_to_bins
+            spark, config, config.drift.baseline_dates, config_digest, _summed_to_bins(config)
         )
         baseline_values = _window_values(spark, config, location, config_digest, baseline)
     previous_values = _window_values(spark, config, location, config_digest, earlier)
     return drift_table(current, previous_values, baseline_values, config)
+
+
+def _summed_to_bins(config: Config) -> Callable[..., DataFrame]:
+    """``sum_to_bins`` as ``window_values`` reads it: over the fine cells too unless the bins
+    are built from them (equal mass)."""
+    return partial(sum_to_bins, keep_cells=config.binning.strategy == "equal_mass")
 
 
 def _window_values(
