@@ -2,8 +2,9 @@
 
 Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``metrics_from_stats`` and
 ``reliability_from_stats`` (recompute outputs from a statistics table), ``combine_stats``
-(merge statistics of several runs) and ``sum_to_bins`` (the same, summed to the calibration
-bins), ``recalibration_from_stats`` (fit the recalibration maps from a
+(merge statistics of several runs), ``sum_to_bins`` (the same, summed to the calibration
+bins), ``sum_over_cells`` and ``bin_grain`` (summed over the fine cells, as the outputs that
+read none need them), ``recalibration_from_stats`` (fit the recalibration maps from a
 statistics table) and ``recalibrate`` (apply them to rows), ``row_counts`` (valid
 and invalid rows of a statistics table), ``load_config``, the slice-value helpers
 ``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the input by its
@@ -29,7 +30,7 @@ from spark_calib.registry import available_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.columns import input_col
 from spark_calib.slicing.values import decode_slice_value, slice_name
-from spark_calib.stats.combine import combine_stats, sum_to_bins
+from spark_calib.stats.combine import bin_grain, combine_stats, sum_over_cells, sum_to_bins
 from spark_calib.stats.counts import row_counts
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "SchemaError",
     "SparkCalibError",
     "available_metrics",
+    "bin_grain",
     "combine_stats",
     "config_hash",
     "decode_slice_value",
@@ -53,5 +55,6 @@ __all__ = [
     "reliability_from_stats",
     "row_counts",
     "slice_name",
+    "sum_over_cells",
     "sum_to_bins",
 ]

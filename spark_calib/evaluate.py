@@ -24,11 +24,11 @@ from spark_calib.registry import EXACT_RANKING, MetricSpec, resolve_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.canonical import canonical_rows, reason_expression
 from spark_calib.rows.columns import input_col
-from spark_calib.rows.needs import row_needs
+from spark_calib.rows.needs import config_needs
 from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
 from spark_calib.slicing.plan import choose_strategy
 from spark_calib.stats.aggregate import aggregate_stats
-from spark_calib.stats.combine import sum_over_cells
+from spark_calib.stats.combine import bin_grain
 from spark_calib.stats.counts import row_counts
 
 # With no non-null array to measure, K is irrelevant: every row is invalid (null_probs).
@@ -64,13 +64,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     types = check_input_schema(df, cfg)
     num_classes = _num_classes(df, cfg)
     _check_class_config(cfg, num_classes)
-    needs = row_needs(
-        specs,
-        cells=cfg.binning.strategy == "equal_mass",
-        cells_by_label=cfg.recalibration is not None and cfg.task in ("binary", "top_label"),
-        logits=cfg.recalibration is not None and cfg.task == "multiclass",
-        binary=cfg.task == "binary",
-    )
+    needs = config_needs(cfg)
     rows = canonical_rows(df, cfg, types, num_classes, needs)
     plan = choose_strategy(cfg)
     stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(
@@ -84,7 +78,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         stats_df.unpersist()
         raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
     with_std = "std" in cfg.features()
-    bin_stats = _bin_stats(stats_df, needs.cells or needs.threshold_bin)
+    bin_stats = _cached_bin_grain(stats_df, cfg)
     tables = {
         spec.table: _TABLES[spec.table](bin_stats if spec.table == "confusion" else stats_df, cfg)
         for spec in specs
@@ -112,14 +106,15 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     )
 
 
-def _bin_stats(stats_df: DataFrame, fine: bool) -> DataFrame:
-    """The statistics summed over the fine cells and threshold counts, cached, when they have
-    any (``fine``); else the statistics themselves. Every output but the cell and threshold
-    ones reads this: on a binary task with cells it has some 25 times fewer rows, and each
-    output is one more pass over the cached rows it reads."""
-    if not fine:
+def _cached_bin_grain(stats_df: DataFrame, cfg: Config) -> DataFrame:
+    """The statistics summed over the fine cells and threshold counts (``bin_grain``), cached,
+    when they have any; else the statistics themselves. Every output but the cell and
+    threshold ones reads this: on a binary task with cells it has some 25 times fewer rows,
+    and each output is one more pass over the cached rows it reads."""
+    binned = bin_grain(stats_df, cfg)
+    if binned is stats_df:
         return stats_df
-    return sum_over_cells(stats_df).persist(StorageLevel.MEMORY_AND_DISK)
+    return binned.persist(StorageLevel.MEMORY_AND_DISK)
 
 
 def _metrics(

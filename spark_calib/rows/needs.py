@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from spark_calib.config import Config
+from spark_calib.registry import resolve_metrics
 from spark_calib.registry.metrics import (
     CELL_CALIBRATION,
     CELLS,
@@ -44,6 +46,23 @@ class RowNeeds:
     exact_score: bool = False
     exact_probs: bool = False
     logits: bool = False
+
+    @property
+    def fine(self) -> bool:
+        """The statistics hold fine cells or threshold counts, which most outputs sum away."""
+        return self.cells or self.threshold_bin
+
+
+def config_needs(config: Config) -> RowNeeds:
+    """``row_needs`` of what ``config`` asks for: its metrics, equal-mass bins and
+    recalibration (cells by label for binary and top-label, logits for multiclass)."""
+    return row_needs(
+        resolve_metrics(config.task, config.metrics, config.features()),
+        cells=config.binning.strategy == "equal_mass",
+        cells_by_label=config.recalibration is not None and config.task in ("binary", "top_label"),
+        logits=config.recalibration is not None and config.task == "multiclass",
+        binary=config.task == "binary",
+    )
 
 
 def row_needs(

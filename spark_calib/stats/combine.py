@@ -5,6 +5,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from spark_calib.config import Config
+from spark_calib.rows.needs import config_needs
 from spark_calib.stats import schema as stats
 
 
@@ -39,6 +41,13 @@ def sum_over_cells(stats_df: DataFrame) -> DataFrame:
     bins and the confusion cells. Everything but the cell and threshold families reads this
     (on a binary task with cells some 25 times fewer rows than the statistics)."""
     return _summed_over(_columns(stats_df), (stats.CELL, stats.THRESHOLD_BIN))
+
+
+def bin_grain(stats_df: DataFrame, config: Config) -> DataFrame:
+    """What the outputs that read no fine cells need of ``stats_df``: ``sum_over_cells`` when
+    the statistics of ``config`` hold fine cells or threshold counts, else ``stats_df`` itself
+    (the same frame, so a caller caches it only when it is another one)."""
+    return sum_over_cells(stats_df) if config_needs(config).fine else stats_df
 
 
 def _summed_over(union: DataFrame, dropped: tuple[str, ...]) -> DataFrame:

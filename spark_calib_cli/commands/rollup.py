@@ -21,6 +21,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib import (
+    bin_grain,
     metrics_from_stats,
     recalibration_from_stats,
     reliability_from_stats,
@@ -108,11 +109,17 @@ def run_rollup(
     if found.missing:
         report(f"missing run dates: {', '.join(day.isoformat() for day in found.missing)}")
     summed = stats.persist(StorageLevel.MEMORY_AND_DISK)
+    # As in evaluate: the outputs that need no fine cells read their cached sum over the cells.
+    binned = bin_grain(summed, config)
+    if binned is not summed:
+        binned = binned.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         n_rows, tables, monitoring = _write_window(
-            spark, config, summed, found, window, run_id, digest, report
+            spark, config, summed, binned, found, window, run_id, digest, report
         )
     finally:
+        if binned is not summed:
+            binned.unpersist()
         summed.unpersist()
     return RollupOutcome(
         run_id=run_id,
@@ -169,23 +176,28 @@ def _write_window(
     spark: SparkSession,
     config: Config,
     summed: DataFrame,
+    binned: DataFrame,
     found: WindowStats,
     window: TimeWindow,
     run_id: str,
     digest: str,
     report: Callable[[str], None],
 ) -> tuple[int, dict[str, str], MonitorOutcome]:
-    """Write every table of the window from its ``summed`` statistics, then its drift and
-    alerts; return its row count, table → location and the monitoring outcome."""
+    """Write every table of the window from its ``summed`` statistics (``binned``: the same
+    summed over the fine cells), then its drift and alerts; return its row count, table →
+    location and the monitoring outcome."""
     assert config.output is not None
-    n_rows = sum(row_counts(summed, config).values())
+    n_rows = sum(row_counts(binned, config).values())
     tables = _write_rollup_tables(
-        spark, config, summed, found, window, n_rows, run_id, digest, report
+        spark, config, summed, binned, found, window, n_rows, run_id, digest, report
     )
     metrics = read_partition(
         spark, config.output, METRICS_TABLE, window.end, granularity=window.granularity
     )
-    monitoring = run_monitoring(spark, config, window, summed, metrics, run_id, digest, report)
+    uniform = config.binning.strategy == "uniform"
+    monitoring = run_monitoring(
+        spark, config, window, binned if uniform else summed, metrics, run_id, digest, report
+    )
     tables.update(monitoring.tables)
     return n_rows, tables, monitoring
 
@@ -194,6 +206,7 @@ def _write_rollup_tables(
     spark: SparkSession,
     config: Config,
     summed: DataFrame,
+    binned: DataFrame,
     found: WindowStats,
     window: TimeWindow,
     n_rows: int,
@@ -206,15 +219,16 @@ def _write_rollup_tables(
     temperature needs the rows' logits, so a rollup writes none) and metrics partitions,
     recomputed from the summed statistics, and its windows row; return table → location."""
     assert config.output is not None
+    uniform = config.binning.strategy == "uniform"
     tables: dict[str, str] = {}
     frames = [
-        (RELIABILITY_TABLE, reliability_from_stats(summed, config)),
+        (RELIABILITY_TABLE, reliability_from_stats(binned if uniform else summed, config)),
         *(
             [(RECALIBRATION_TABLE, recalibration_from_stats(summed, config))]
             if config.recalibration is not None and config.task != "multiclass"
             else []
         ),
-        (METRICS_TABLE, metrics_from_stats(summed, config)),
+        (METRICS_TABLE, metrics_from_stats(summed, config, bin_stats=binned)),
     ]
     for table, frame in frames:
         report(
