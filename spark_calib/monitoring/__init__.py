@@ -3,7 +3,12 @@ window and a baseline, and alert rules. Every function turns statistics or metri
 small frames; the job layer reads and writes the tables."""
 
 from spark_calib.monitoring.alerts import FAIL, MESSAGE, RULE, fired_alerts
-from spark_calib.monitoring.drift import drift_table, window_values
+from spark_calib.monitoring.drift import (
+    drift_table,
+    metric_values,
+    needs_noise_model,
+    window_values,
+)
 from spark_calib.monitoring.noise import standard_errors
 
 __all__ = [
@@ -12,6 +17,8 @@ __all__ = [
     "RULE",
     "drift_table",
     "fired_alerts",
+    "metric_values",
+    "needs_noise_model",
     "standard_errors",
     "window_values",
 ]

@@ -3,8 +3,9 @@
 ``window_values`` gives the metrics of a statistics table with their standard errors: the metric's
 own ``se`` (``uncertainty.method``: analytic, from n_eff-aware second moments, or the jackknife;
 ``spark_calib.metrics.uncertainty``), else the row-count model of ``spark_calib.monitoring.noise``
-(accuracy, error rate, ECE; used under ``method: none``). ``drift_table`` joins the current window's
-values with the previous window's (same model version, slice, class and metric) and with a
+(accuracy, error rate, ECE; used under ``method: none``). ``metric_values`` reads the same rows
+from a metrics table already computed from those statistics. ``drift_table`` joins the current
+window's values with the previous window's (same model version, slice, class and metric) and with a
 baseline's: either the same window's values of ``baseline_model_version``, or the values of the same
 model version over a fixed date range (``baseline_values``).
 
@@ -28,7 +29,7 @@ from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.config.monitoring import DriftConfig
 from spark_calib.metrics.compute import metrics_from_stats
 from spark_calib.metrics.output import METRIC, SE, VALUE
-from spark_calib.monitoring.noise import STD_ERROR, standard_errors
+from spark_calib.monitoring.noise import NOISE_METRICS, STD_ERROR, standard_errors
 from spark_calib.registry import resolve_metrics
 from spark_calib.stats import schema as stats
 from spark_calib.stats.combine import sum_to_bins
@@ -54,8 +55,40 @@ def window_values(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     names = drift_metrics(cfg)
     binned = sum_to_bins(stats_df, keep_cells=cfg.binning.strategy == "equal_mass")
     metrics = metrics_from_stats(binned, cfg.model_copy(update={"metrics": names}))
-    # Renamed keys: both frames come from stats_df, so equal names would be one column to Spark.
-    noise = standard_errors(binned).select(
+    return _with_std_error(metrics, binned)
+
+
+def metric_values(
+    metrics: DataFrame, config: ConfigSource, stats_df: DataFrame | None = None
+) -> DataFrame:
+    """``VALUE_COLUMNS`` of the drift metrics in ``metrics``, a metrics table that ``evaluate``
+    (or a rollup) computed from ``stats_df`` with ``config``: the rows ``window_values(stats_df,
+    config)`` computes again, read instead. ``std_error`` is the row's ``se``, else the noise
+    model's of ``stats_df``; without ``stats_df`` it is the ``se`` alone, which is the same
+    when no row of ``NOISE_METRICS`` has a null ``se`` (``needs_noise_model``)."""
+    cfg = load_config(config)
+    rows = metrics.where(F.col(METRIC).isin(list(drift_metrics(cfg))))
+    if stats_df is None:
+        return rows.select(
+            *[F.col(SE).alias(name) if name == STD_ERROR else name for name in VALUE_COLUMNS]
+        )
+    return _with_std_error(rows, stats_df)
+
+
+def needs_noise_model(metrics: DataFrame, config: ConfigSource) -> bool:
+    """Whether a drift metric of ``NOISE_METRICS`` in ``metrics`` has a null ``se``, so its
+    ``std_error`` comes from the noise model (one small Spark job over ``metrics``)."""
+    names = [name for name in drift_metrics(load_config(config)) if name in NOISE_METRICS]
+    return (
+        bool(names) and not metrics.where(F.col(METRIC).isin(names) & F.col(SE).isNull()).isEmpty()
+    )
+
+
+def _with_std_error(metrics: DataFrame, stats_df: DataFrame) -> DataFrame:
+    """``VALUE_COLUMNS`` of ``metrics`` with std_error = se, else the noise model's of
+    ``stats_df`` (``standard_errors``: it sums the statistics to their bins itself)."""
+    # Renamed keys: both frames may come from stats_df, so equal names would be one column.
+    noise = standard_errors(stats_df).select(
         *[F.col(key).alias(f"_noise_{key}") for key in (*stats.KEY_COLUMNS, METRIC)],
         F.col(STD_ERROR),
     )

@@ -25,7 +25,16 @@ from pyspark.sql.types import (
 
 from spark_calib import sum_to_bins
 from spark_calib.config import Config
-from spark_calib.monitoring import FAIL, MESSAGE, RULE, drift_table, fired_alerts, window_values
+from spark_calib.monitoring import (
+    FAIL,
+    MESSAGE,
+    RULE,
+    drift_table,
+    fired_alerts,
+    metric_values,
+    needs_noise_model,
+    window_values,
+)
 from spark_calib.windows import TimeWindow, previous_window
 from spark_calib_cli.commands.window_stats import WindowStats, read_window_stats
 from spark_calib_cli.io.local_frames import LocalFrame, in_memory
@@ -128,7 +137,8 @@ def run_monitoring(
     progress(f"drift: against the previous window {previous.label()} and the baseline")
     earlier = read_window_stats(spark, config, previous, config_digest, _summed_to_bins(config))
     drift = in_memory(
-        spark, _drift(spark, config, window, current_stats, run_id, earlier, config_digest)
+        spark,
+        _drift(spark, config, window, current_stats, metrics, run_id, earlier, config_digest),
     )
     alerts = in_memory(spark, fired_alerts(metrics, drift.frame, config))
     tables = _write_drift_and_alerts(
@@ -159,15 +169,19 @@ def _drift(
     config: Config,
     window: TimeWindow,
     current_stats: DataFrame,
+    metrics: DataFrame,
     run_id: str,
     earlier: WindowStats,
     config_digest: str,
 ) -> DataFrame:
     """The drift table of the window against the previous window's statistics ``earlier``
-    and the baseline dates' (when configured and present)."""
+    and the baseline dates' (when configured and present). The window's own values are read
+    from its ``metrics`` (``metric_values``), not computed again from ``current_stats``,
+    which only the noise model reads, when a row needs it."""
     assert config.output is not None
     location = table_location(config.output, STATS_TABLE)
-    current = in_memory(spark, window_values(current_stats, config)).frame
+    noise_stats = current_stats if needs_noise_model(metrics, config) else None
+    current = in_memory(spark, metric_values(metrics, config, noise_stats)).frame
     _remember((location, config_digest, ((window.end, run_id),)), current)
     baseline_values = None
     if config.drift.baseline_dates is not None:

@@ -34,7 +34,14 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib import evaluate
 from spark_calib.config import load_config
-from spark_calib.monitoring import drift_table, fired_alerts, standard_errors, window_values
+from spark_calib.monitoring import (
+    drift_table,
+    fired_alerts,
+    metric_values,
+    needs_noise_model,
+    standard_errors,
+    window_values,
+)
 from spark_calib.monitoring.drift import VALUE_COLUMNS
 
 WINDOW_A = [(0.9, 1), (0.9, 0), (0.2, 0), (0.2, 0)]
@@ -365,3 +372,93 @@ def test_min_z_replaces_drift_z_for_a_change_rule(spark: SparkSession) -> None:
         cfg = alert_config({"metric": "ece", "max_increase": 0.02, "min_z": min_z})
         drift = drift_table(current, previous, None, cfg)
         assert fired(fired_alerts(metrics, drift, cfg)) == expected, min_z
+
+
+@pytest.mark.parametrize(
+    ("uncertainty", "noise", "se_ece", "se_accuracy", "se_brier"),
+    [
+        ({"method": "analytic"}, False, SE_ECE_A, SE_ACC_A, SE_BRIER_A),
+        # No se: accuracy and ECE take the row-count model, Brier has none.
+        ({"method": "none"}, True, SE_ECE_ROWS_A, SE_ACC_A, None),
+    ],
+)
+def test_metric_values_read_the_window_values_from_the_metrics_table(
+    spark: SparkSession,
+    uncertainty: dict[str, str],
+    noise: bool,
+    se_ece: float,
+    se_accuracy: float,
+    se_brier: float | None,
+) -> None:
+    """A run's drift values come from its metrics table instead of a second computation from
+    its statistics: the same rows, values and standard errors as ``window_values``, by hand on
+    window A, and the noise model joined only when a row of its metrics has no se."""
+    cfg = load_config(config(uncertainty=uncertainty))
+    frame = spark.createDataFrame(tagged("a", WINDOW_A), "v string, s double, y int")
+    result = evaluate(frame, cfg)
+    assert needs_noise_model(result.metrics, cfg) is noise
+    read = metric_values(result.metrics, cfg, result.stats if noise else None)
+    rows = by_metric(read)
+    assert rows["ece"]["value"] == pytest.approx(ECE_A, abs=TOL)
+    assert rows["ece"]["std_error"] == pytest.approx(se_ece, abs=TOL)
+    assert rows["accuracy"]["std_error"] == pytest.approx(se_accuracy, abs=TOL)
+    assert rows["brier"]["std_error"] == pytest.approx(se_brier, abs=TOL)
+    assert "count" not in rows
+    assert read.columns == list(VALUE_COLUMNS)
+    _assert_same_rows(_value_rows(read), _value_rows(window_values(result.stats, cfg)))
+
+
+@pytest.mark.parametrize("method", ["analytic", "jackknife", "none"])
+def test_metric_values_equal_window_values_on_weighted_slices(
+    spark: SparkSession, method: str
+) -> None:
+    """On 300 weighted rows in two versions and a slice, with equal-mass bins, every drift row
+    read from the metrics table equals the one ``window_values`` computes from the statistics
+    (value, n and std_error), whichever uncertainty method."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    score = rng.uniform(0.0, 1.0, 300)
+    rows = [
+        (f"v{i % 2}", ["BR", "MX", "US"][i % 3], float(s), int(rng.uniform() < s**1.5), float(w))
+        for i, (s, w) in enumerate(zip(score, rng.uniform(0.5, 2.0, 300), strict=True))
+    ]
+    frame = spark.createDataFrame(rows, "v string, c string, s double, y int, w double")
+    cfg = load_config(
+        config(
+            columns={"score": "s", "label": "y", "model_version": "v", "weight": "w"},
+            slices=[[], ["c"]],
+            binning={"n_bins": 10, "strategy": "equal_mass"},
+            metrics=["ece", "mce", "rmsce", "brier", "nll", "accuracy", "error_rate", "count"],
+            uncertainty={"method": method, "buckets": 5},
+        )
+    )
+    result = evaluate(frame, cfg)
+    read = metric_values(result.metrics, cfg, result.stats)
+    expected = _value_rows(window_values(result.stats, cfg))
+    assert len(expected) == 2 * 4 * 7
+    _assert_same_rows(_value_rows(read), expected)
+
+
+def _value_rows(frame: DataFrame) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """(version, slice name, slice value, class, metric) → (value, n, std_error)."""
+    return {
+        (r.model_version, r.slice_name, r.slice_value, r["class"], r.metric): (
+            r.value,
+            r.n,
+            r.std_error,
+        )
+        for r in frame.collect()
+    }
+
+
+def _assert_same_rows(
+    got: dict[tuple[Any, ...], tuple[Any, ...]], expected: dict[tuple[Any, ...], tuple[Any, ...]]
+) -> None:
+    """The same keys; each number equal to 1e-12 (relative) and each null null."""
+    assert got.keys() == expected.keys()
+    for key, row in expected.items():
+        for value, want in zip(got[key], row, strict=True):
+            assert (value is None) == (want is None), (key, got[key], row)
+            if want is not None:
+                assert value == pytest.approx(want, rel=1e-12, abs=1e-15), (key, got[key], row)
