@@ -5,8 +5,8 @@
   z = Φ⁻¹((1 + level)/2).
 - ``jackknife``: the statistics carry a ``bucket`` key g ∈ {0..G−1}
   (``spark_calib.rows.canonical.jackknife_bucket``). θ̂ is the metric of the statistics summed
-  over the buckets; θ̂₍₋g₎ the metric of the statistics without bucket g (every statistics row
-  is copied to the G − 1 replicates that keep it). SE² = (G − 1)/G·Σ_g (θ̂₍₋g₎ − θ̄)², θ̄ the
+  over the buckets; θ̂₍₋g₎ the metric of the statistics without bucket g (each key's total
+  minus its bucket-g row: ``replicate_stats``). SE² = (G − 1)/G·Σ_g (θ̂₍₋g₎ − θ̄)², θ̄ the
   mean of the replicates; null unless all G replicates have a value. Interval
   θ̂ ± t_{G−1}·SE, centred on the point estimate (TFMA centres on θ̄).
 - ``none``: ``se`` and the interval are null.
@@ -57,18 +57,45 @@ def collapse_buckets(stats_df: DataFrame) -> DataFrame:
 
 
 def replicate_stats(stats_df: DataFrame, buckets: int) -> DataFrame:
-    """Leave-one-bucket-out statistics: replicate g holds every row whose bucket is not g,
-    summed; the replicate index is folded into ``model_version`` (``split_replicates``
-    unfolds it), so every family computes the replicates as ordinary keys."""
+    """Leave-one-bucket-out statistics: replicate g holds, per statistics key, the sums over
+    every bucket but g; the replicate index is folded into ``model_version``
+    (``split_replicates`` unfolds it), so every family computes the replicates as ordinary keys.
+
+    Replicate g of a key is its total over the buckets minus its bucket-g row (one union and
+    one aggregation over G·keys + rows rows, not the G − 1 copies of every row that summing
+    the kept buckets takes). A key all of whose rows are in bucket g has n = 0 there and no
+    replicate-g row, as when the kept buckets are summed. The difference is the sum of the other
+    buckets up to rounding (relative 1e-16 of the total), and exact where they hold zeros: a sum
+    whose other buckets are all 0 is 0.
+    """
+    keys = [name for name in stats.GROUP_COLUMNS if name != stats.BUCKET]
+    bucketed = stats_df.where(F.col(stats.BUCKET).isNotNull())
     replicate = F.explode(F.sequence(F.lit(0), F.lit(buckets - 1))).alias(REPLICATE)
-    copied = stats_df.where(F.col(stats.BUCKET).isNotNull()).select("*", replicate)
-    kept = copied.where(F.col(REPLICATE) != F.col(stats.BUCKET))
+    totals = collapse_buckets(bucketed).select(*keys, replicate, *stats.MEASURE_COLUMNS)
+    removed = bucketed.select(
+        *keys,
+        F.col(stats.BUCKET).alias(REPLICATE),
+        *[(-F.col(name)).alias(name) for name in stats.MEASURE_COLUMNS],
+    )
+    summed = (
+        totals.unionByName(removed)
+        .groupBy(*keys, REPLICATE)
+        .agg(*[F.sum(name).alias(name) for name in stats.MEASURE_COLUMNS])
+        .where(F.col(stats.N) > 0)
+    )
     version = F.concat(
         F.col(REPLICATE).cast("string"),
         F.lit(_SEPARATOR),
         F.coalesce(F.col(stats.MODEL_VERSION), F.lit(_NULL_VERSION)),
     )
-    return collapse_buckets(kept.withColumn(stats.MODEL_VERSION, version).drop(REPLICATE))
+    return summed.select(
+        *[
+            version.alias(name)
+            if name == stats.MODEL_VERSION
+            else (F.lit(None).cast("int").alias(name) if name == stats.BUCKET else F.col(name))
+            for name in stats.STATS_COLUMNS
+        ]
+    )
 
 
 def split_replicates(metrics: DataFrame) -> DataFrame:
