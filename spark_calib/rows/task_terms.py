@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StringType
+from pyspark.sql.types import ArrayType, DataType, DoubleType, StringType
 
 from spark_calib.config import Config
 from spark_calib.rows.arrays import (
@@ -111,11 +111,11 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
     columns = config.columns
     assert columns.label is not None
     if columns.probs is not None:
-        probs = F.transform(input_col(columns.probs), lambda p: p.cast("double"))
+        probs = as_doubles(input_col(columns.probs), types["probs"])
         vector_checks = probability_vector_checks(probs, num_classes, config.sum_tolerance)
     else:
         assert columns.logits is not None
-        logits = F.transform(input_col(columns.logits), lambda z: z.cast("double"))
+        logits = as_doubles(input_col(columns.logits), types["logits"])
         vector_checks = logit_vector_checks(logits, num_classes)
         probs = softmax(logits)
     raw_label = input_col(columns.label)
@@ -150,6 +150,16 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
         predicted=predicted,
         logits=logits,
     )
+
+
+def as_doubles(vector: Column, data_type: DataType) -> Column:
+    """``vector`` as array<double>: unchanged when it is one already. Spark keeps an identity
+    ``transform`` (a higher-order function, evaluated row by row outside the generated code)
+    in every expression that reads the vector, so casting an array<double> element-wise
+    costs a copy of the array per use."""
+    if isinstance(data_type, ArrayType) and isinstance(data_type.elementType, DoubleType):
+        return vector
+    return F.transform(vector, lambda element: element.cast("double"))
 
 
 def _top_label_terms(config: Config) -> TaskTerms:

@@ -99,6 +99,41 @@ def moments(d: ShiftedLogits, beta: Column) -> Moments:
     )
 
 
+EXPONENTIAL_PREFIX = "_e"
+
+
+def exponential_columns(d: ShiftedLogits, beta: Column) -> dict[str, Column]:
+    """Name → e_j(β) = exp(β·d_j), for unrolled classes: projected once, then read by
+    ``projected_moments`` (empty for the array form, whose lambdas compute them in place).
+
+    Written inside the class sums instead, each exponential appears five times in the
+    projection (s, s1, s2 and twice in Σe²); the generated code then outgrows what the JVM
+    compiles. Spark keeps a projection of non-trivial columns that the next one reads more
+    than once as its own operator, so these are computed once per row."""
+    if d.unrolled is None:
+        return {}
+    return {f"{EXPONENTIAL_PREFIX}{j}": F.exp(beta * x) for j, x in enumerate(d.unrolled)}
+
+
+def projected_moments(d: ShiftedLogits, beta: Column) -> tuple[Moments, Column]:
+    """``moments`` and ``squared_total`` at ``beta``, reading the columns of
+    ``exponential_columns`` when the classes are unrolled."""
+    if d.unrolled is None:
+        return moments(d, beta), squared_total(d, beta)
+    e = [F.col(f"{EXPONENTIAL_PREFIX}{j}") for j in range(len(d.unrolled))]
+    pairs = list(zip(d.unrolled, e, strict=True))
+
+    def total(terms: list[Column]) -> Column:
+        return reduce(lambda left, right: left + right, terms)
+
+    found = Moments(
+        total=total(e),
+        first=total([x * e_j for x, e_j in pairs]),
+        second=total([x * x * e_j for x, e_j in pairs]),
+    )
+    return found, total([e_j * e_j for e_j in e])
+
+
 def derivatives(total: Column, first: Column, second: Column, true: Column) -> dict[str, Column]:
     """g and h from the projected moments (columns, so each sum is computed once)."""
     mean = first / total

@@ -261,3 +261,30 @@ def test_top_label_prediction_equals_label(spark: SparkSession) -> None:
     got = overall(evaluate(df, config).metrics)
     assert got["accuracy"] == pytest.approx(2 / 3, abs=1e-12)
     assert got["ece"] == pytest.approx((0.1 + 0.6 + 0.3) / 3, abs=1e-12)
+
+
+@pytest.mark.parametrize("element", ["float", "double"])
+def test_multiclass_probs_of_any_numeric_element(spark: SparkSession, element: str) -> None:
+    """array<float> is cast element-wise and array<double> read as it is: the same values
+    (dyadic probabilities, exact in both). Confidences 0.5 (right), 0.75 (right), 0.5
+    (wrong: argmax 0)."""
+    rows = [([0.25, 0.5, 0.25], 1), ([0.125, 0.125, 0.75], 2), ([0.5, 0.25, 0.25], 1)]
+    df = spark.createDataFrame(rows, f"p array<{element}>, y int")
+    config = {"task": "multiclass", "columns": {"probs": "p", "label": "y"}, "num_classes": 3}
+    got = overall(evaluate(df, config).metrics)
+    assert got["accuracy"] == pytest.approx(2 / 3, abs=1e-12)
+    assert got["nll"] == pytest.approx(-(math.log(0.5) + math.log(0.75) + math.log(0.25)) / 3)
+
+
+@pytest.mark.parametrize("element", ["int", "double"])
+def test_multiclass_logits_of_any_numeric_element(spark: SparkSession, element: str) -> None:
+    """Logits [0, 1, 0] (y = 1, right) and [2, 0, 0] (y = 1, wrong): NLL = logsumexp − z_y."""
+    rows = [([0, 1, 0], 1), ([2, 0, 0], 1)]
+    df = spark.createDataFrame(rows, "z array<int>, y int").selectExpr(
+        f"cast(z as array<{element}>) as z", "y"
+    )
+    config = {"task": "multiclass", "columns": {"logits": "z", "label": "y"}, "num_classes": 3}
+    got = overall(evaluate(df, config).metrics)
+    assert got["accuracy"] == pytest.approx(1 / 2, abs=1e-12)
+    nll = (math.log(2 + math.e) - 1 + math.log(math.exp(2) + 2)) / 2
+    assert got["nll"] == pytest.approx(nll, abs=1e-12)

@@ -24,6 +24,7 @@ from tests.support.evaluations import Evaluations
 CIFAR = Path(__file__).resolve().parents[1] / "data" / "cifar10_lt_resnet110.parquet"
 MIN_FIT_ROWS = 200
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
+HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 CLASSES = 5
 CONFIG: dict[str, Any] = {
     "task": "multiclass",
@@ -188,23 +189,27 @@ def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> N
         "recalibration": {"methods": ["temperature"]},
     }
 
-    def compute(spark: SparkSession) -> tuple[pd.DataFrame, str | None, np.ndarray]:
-        # The scoring pass turns whole-stage codegen off for its query only (the test session
-        # runs with it off; here it is on, as by default).
+    def compute(spark: SparkSession) -> tuple[pd.DataFrame, tuple[str | None, ...], np.ndarray]:
+        # Whole-stage codegen on, as by default (the test session runs with it off); the
+        # scoring pass lowers the huge-method limit for its query only and restores it.
         session_value = spark.conf.get(WHOLE_STAGE)
         spark.conf.set(WHOLE_STAGE, "true")
+        limit = spark.conf.get(HUGE_METHOD_LIMIT)
         try:
             frame = spark.createDataFrame(pdf)
             result = evaluate(frame, config)
             assert result.recalibration is not None
             scored = recalibrate(frame.limit(50), result.recalibration, config).toPandas()
             calibrated = np.stack(scored["calibrated_probs"].to_numpy())
-            return result.recalibration.toPandas(), spark.conf.get(WHOLE_STAGE), calibrated
+            after = (spark.conf.get(WHOLE_STAGE), limit, spark.conf.get(HUGE_METHOD_LIMIT))
+            return result.recalibration.toPandas(), after, calibrated
         finally:
             spark.conf.set(WHOLE_STAGE, session_value or "false")
 
-    table, whole_stage, calibrated = evaluations.get(("multiclass temperature", "probs"), compute)
+    table, confs, calibrated = evaluations.get(("multiclass temperature", "probs"), compute)
+    whole_stage, limit_before, limit_after = confs
     assert whole_stage == "true"
+    assert limit_after == limit_before
     row = table.iloc[0]
     log_p = np.log(np.maximum(p, 1e-15))
     # recalibrate scales the same log-probabilities (the first rows, in input order).
