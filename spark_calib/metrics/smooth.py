@@ -25,6 +25,7 @@ import numpy as np
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from spark_calib.local_data import local_dataframe
 from spark_calib.metrics.cells import cell_sums
 from spark_calib.metrics.output import ERROR_BOUND, FAMILY_COLUMNS
 from spark_calib.rows.cells import EQUAL_WIDTH_CELLS, LOG_ODDS_CELLS
@@ -105,7 +106,7 @@ def smooth_ece_metrics(stats_df: DataFrame) -> DataFrame:
         key = (row[stats.MODEL_VERSION], row[stats.SLICE_NAME], row[stats.SLICE_VALUE])
         rows.append((*key, None, SMOOTH_ECE, ece, n, weight, None))
     session = stats_df.sparkSession
-    return session.createDataFrame(rows, _SCHEMA).select(*FAMILY_COLUMNS, ERROR_BOUND)
+    return local_dataframe(session, rows, _SCHEMA).select(*FAMILY_COLUMNS, ERROR_BOUND)
 
 
 def smooth_ece_from_nodes(mass: np.ndarray, residual: np.ndarray) -> float:

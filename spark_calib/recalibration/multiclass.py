@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
+from spark_calib.local_data import local_dataframe
 from spark_calib.recalibration.points import Key, sort_key
 from spark_calib.recalibration.scores import SCORES, ReliabilityBin, reliability_bins
 from spark_calib.recalibration.temperature_grid import (
@@ -238,7 +239,8 @@ def _scoring_pass(
     """Key → its scoring sums at its T̂, or its model version's overall T̂ when the grid pass
     did not see the key (keys without either are scored before only)."""
     spark = base.sparkSession
-    table = spark.createDataFrame(
+    table = local_dataframe(
+        spark,
         [
             (key[0], key[1], key[2], 1.0 / fit.temperature)
             for key, fit in fits.items()
@@ -246,7 +248,8 @@ def _scoring_pass(
         ],
         f"_v string, _n string, _w string, {BETA} double",
     )
-    overall = spark.createDataFrame(
+    overall = local_dataframe(
+        spark,
         [
             (key[0], 1.0 / fit.temperature)
             for key, fit in fits.items()

@@ -33,6 +33,7 @@ from pyspark.sql import DataFrame
 from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
 from spark_calib.errors import ConfigError
+from spark_calib.local_data import local_dataframe
 from spark_calib.recalibration.fit import (
     FitPoints,
     IsotonicMap,
@@ -126,7 +127,7 @@ def recalibration_table(stats_df: DataFrame, config: Config) -> DataFrame:
             key_rows = cells[key]
             chosen = _choose(method, key, key_rows, overall.get(key[0]), recalibration.min_fit_rows)
             rows.append(_row(key, method, key_rows, chosen, config))
-    return stats_df.sparkSession.createDataFrame(rows, RECALIBRATION_SCHEMA)
+    return local_dataframe(stats_df.sparkSession, rows, RECALIBRATION_SCHEMA)
 
 
 def _choose(
@@ -145,7 +146,7 @@ def multiclass_recalibration_table(rows: DataFrame, config: Config, num_classes:
     """The temperature rows of a multiclass config from its canonical rows (two passes,
     ``spark_calib.recalibration.multiclass``)."""
     out = multiclass_recalibration_rows(rows, config, num_classes)
-    return rows.sparkSession.createDataFrame(out, RECALIBRATION_SCHEMA)
+    return local_dataframe(rows.sparkSession, out, RECALIBRATION_SCHEMA)
 
 
 def fit_points(rows: CellRows) -> FitPoints:

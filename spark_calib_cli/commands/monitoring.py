@@ -25,6 +25,7 @@ from pyspark.sql.types import (
 
 from spark_calib import sum_to_bins
 from spark_calib.config import Config
+from spark_calib.local_data import local_dataframe
 from spark_calib.monitoring import (
     FAIL,
     MESSAGE,
@@ -113,7 +114,7 @@ def write_window_row(
         run_id,
         config_digest,
     )
-    frame = spark.createDataFrame([row], WINDOWS_SCHEMA)
+    frame = local_dataframe(spark, [row], WINDOWS_SCHEMA)
     return write_partition(
         spark, frame, config.output, WINDOWS_TABLE, window.end, granularity=window.granularity
     )

@@ -5,6 +5,9 @@ its lazy frame (is it empty? write it, read it for the summary, check the alerts
 the whole plan, each time a few Spark jobs. Collecting it once and continuing on a local frame
 over those rows makes each later action one small job or none. Only derived tables go through
 here, never row-level data (the input or the invalid rows).
+
+The rows come to the driver as one Arrow table, which becomes the local frame as it is (a local
+relation, read by no Python worker: ``spark_calib.local_data``).
 """
 
 from __future__ import annotations
@@ -29,5 +32,5 @@ class LocalFrame:
 
 def in_memory(spark: SparkSession, frame: DataFrame) -> LocalFrame:
     """Collect ``frame`` (one Spark job) and return its rows with a local DataFrame over them."""
-    rows = frame.collect()
-    return LocalFrame(rows, spark.createDataFrame(rows, frame.schema))
+    local = spark.createDataFrame(frame.toArrow(), frame.schema)
+    return LocalFrame(local.collect(), local)

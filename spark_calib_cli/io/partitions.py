@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_calib.config import OutputConfig
+from spark_calib.local_data import local_dataframe
 from spark_calib_cli.errors import MissingInputError, OutputError
 from spark_calib_cli.io.identifiers import checked_identifier
 
@@ -122,7 +123,7 @@ def clear_partition(
     if existing is None:
         return None
     columns = StructType([field for field in existing.fields if field.name not in partition])
-    empty = spark.createDataFrame([], columns)
+    empty = local_dataframe(spark, [], columns)
     if output.database is not None:
         _insert_partition(
             spark, empty, output.database, location, existing, partition, dynamic=False

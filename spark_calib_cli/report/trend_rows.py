@@ -22,6 +22,7 @@ from pyspark.sql.window import Window
 from spark_calib import slice_name
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME
+from spark_calib.local_data import local_dataframe
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.partitions import GRANULARITY, RUN_DATE, read_table
 from spark_calib_cli.io.tables import ALERTS_TABLE, METRICS_TABLE, WINDOW_END
@@ -136,7 +137,7 @@ def _fired(
         alerts = read_table(spark, config.output, ALERTS_TABLE)
     except MissingInputError:
         schema = "metric string, slice_name string, slice_value string, model_version string, "
-        return spark.createDataFrame([], schema + f"{WINDOW_END} date, rule string")
+        return local_dataframe(spark, [], schema + f"{WINDOW_END} date, rule string")
     return alerts.where(
         (F.col(GRANULARITY) == F.lit(granularity))
         & F.col(RUN_DATE).isin(ends)

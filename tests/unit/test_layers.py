@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {
     "spark_calib.errors": 0,
     "spark_calib.constants": 0,
+    "spark_calib.local_data": 0,
     "spark_calib.registry": 1,
     "spark_calib.config": 2,
     "spark_calib.rows": 3,
@@ -38,6 +39,7 @@ PUBLIC_MODULES = frozenset(
         "spark_calib.config",
         "spark_calib.constants",
         "spark_calib.errors",
+        "spark_calib.local_data",
         "spark_calib.monitoring",
         "spark_calib.stats.schema",
         "spark_calib.windows",
