@@ -324,9 +324,12 @@ def _shown_slices(
     alerted = [alert for alert in alerts if alert.class_name is None]
     if alerted:
         on_alerted = reduce(lambda left, right: left | right, [_is_key(alert) for alert in alerted])
+        # The chosen keys are renamed: both frames come from ``overview``, and a condition
+        # between a column and itself is what Spark warns about as trivially true.
+        chosen_keys = chosen.select(*[F.col(key).alias(f"_chosen_{key}") for key in KEY_COLUMNS])
         extra = overview.where(on_alerted).join(
-            chosen.select(*KEY_COLUMNS),
-            on=[overview[key].eqNullSafe(chosen[key]) for key in KEY_COLUMNS],
+            chosen_keys,
+            on=[F.col(key).eqNullSafe(F.col(f"_chosen_{key}")) for key in KEY_COLUMNS],
             how="left_anti",
         )
         chosen = chosen.unionByName(extra.withColumn(RANK, F.lit(None).cast("int")))

@@ -8,12 +8,19 @@ import datetime as dt
 from pathlib import Path
 
 import html5lib
+import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib_cli.commands.evaluate import run_evaluate
-from spark_calib_cli.commands.html_report import RECALIBRATION_TABLE, write_html_report
+from spark_calib_cli.commands.html_report import (
+    RECALIBRATION_TABLE,
+    _shown_slices,
+    write_html_report,
+)
 from spark_calib_cli.commands.rollup import run_rollup
+from spark_calib_cli.console.worst_slices import RANK
+from spark_calib_cli.html import Alert
 from tests.support.jobs import RUN_DATE, job_config, log_rows, read_path_table, write_log
 
 ALERT_EVERYWHERE = {"name": "any_miscalibration", "metric": "ece", "max": 0.0, "min_n": 0}
@@ -92,3 +99,34 @@ def test_week_page_of_a_rollup(spark: SparkSession, tmp_path: Path) -> None:
     assert f"{outcome.window.start} … {outcome.window.end}" in document
     missing = ", ".join(str(day) for day in outcome.missing)
     assert missing in document
+
+
+def test_shown_slices_add_the_alerted_slices_outside_the_worst_once(spark: SparkSession) -> None:
+    overview = spark.createDataFrame(
+        [
+            ("a", "overall", "all", 900, 0.01),
+            ("a", "country", "BR", 300, 0.09),
+            ("a", "country", "MX", 300, 0.05),
+            ("a", "country", "US", 300, 0.02),
+            (None, "overall", "all", 10, 0.30),
+        ],
+        "model_version string, slice_name string, slice_value string, n long, ece double",
+    )
+
+    def alert(version: str | None, name: str, value: str) -> Alert:
+        return Alert("rule", False, "ece", version, name, value, None, "message")
+
+    shown = _shown_slices(
+        overview,
+        # BR is the worst already; US is not among the top 1; the null version's overall is.
+        [alert("a", "country", "US"), alert("a", "country", "BR"), alert(None, "overall", "all")],
+        top=1,
+        min_rows=1,
+        ranking=["ece"],
+    )
+
+    keys = list(zip(shown["model_version"], shown["slice_value"], shown[RANK], strict=True))
+    ranks = {(version, value): rank for version, value, rank in keys}
+    assert len(keys) == 4
+    assert ranks[("a", "all")] == 0 and ranks[(None, "all")] == 0 and ranks[("a", "BR")] == 1
+    assert pd.isna(ranks[("a", "US")])
