@@ -53,8 +53,9 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
 
     With ``recalibration``, the binary and top-label maps are fitted and scored from the cached
     statistics' fine cells (one small collect, no pass over ``df``) into
-    ``result.recalibration``; the multiclass temperature takes two more passes over ``df``
-    (its logits are not summable).
+    ``result.recalibration``, with ``after: rows`` one more pass scoring the temperature and
+    Platt maps row by row; the multiclass temperature takes two more passes over ``df`` (its
+    logits are not summable).
 
     Raises ``InvalidRowsError`` (with counts per reason) when the fraction of invalid rows is
     above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
@@ -144,7 +145,7 @@ def _recalibration(
     if cfg.task == "multiclass":
         assert num_classes is not None
         return multiclass_recalibration_table(rows, cfg, num_classes)
-    return recalibration_table(stats_df, cfg)
+    return recalibration_table(stats_df, cfg, rows)
 
 
 def _check_class_config(cfg: Config, num_classes: int | None) -> None:

@@ -5,11 +5,15 @@ recalibration:
   methods: [temperature, platt, isotonic]
   fit: {column: split, value: val}      # or {start: 2024-06-01, end: 2024-06-07[, column: day]}
   min_fit_rows: 1000
+  after: cells                          # or rows: exact "after" metrics, one more pass
 ```
 
 Rows matching ``fit`` are the fit rows; every other valid row (a null in the fit column
 included) is evaluated. Without ``fit`` every row is both, which flatters the "after" metrics
-(``docs/recalibration.md``).
+(``docs/recalibration.md``). ``after`` says how the binary and top-label temperature and Platt
+maps are scored: ``cells`` (default) applies each map at a fine cell's mean logit, within a
+stated bound and with no pass over the input; ``rows`` applies it row by row in one more pass,
+exactly.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from spark_calib.config.base import Float, Int, StrictModel
 from spark_calib.constants import DEFAULT_MIN_FIT_ROWS
 
 Method = Literal["temperature", "platt", "isotonic"]
+After = Literal["cells", "rows"]
 RECALIBRATION_METHODS: tuple[str, ...] = ("temperature", "platt", "isotonic")
 
 
@@ -61,11 +66,13 @@ class FitRows(StrictModel):
 class RecalibrationConfig(StrictModel):
     """``recalibration``: the maps to fit (``methods``), the fit rows (``fit``; without it the
     maps are fitted and evaluated on the same rows) and ``min_fit_rows`` (a slice with fewer
-    fit rows takes the parameters of its model version's overall fit)."""
+    fit rows takes the parameters of its model version's overall fit) and ``after`` (how the
+    binary and top-label logistic maps are scored: at the cells' mean logits, or row by row)."""
 
     methods: tuple[Method, ...] = ("temperature",)
     fit: FitRows | None = None
     min_fit_rows: Int = Field(default=DEFAULT_MIN_FIT_ROWS, ge=1)
+    after: After = "cells"
 
     @model_validator(mode="after")
     def _methods_listed_once(self) -> RecalibrationConfig:

@@ -37,6 +37,14 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
 from spark_calib.local_data import local_dataframe
+from spark_calib.recalibration.keyed_rows import (
+    SLICE_NAME,
+    SLICE_VALUE,
+    join_key,
+    labelled,
+    slice_key_columns,
+    table_slice_sets,
+)
 from spark_calib.recalibration.points import Key, sort_key
 from spark_calib.recalibration.scores import SCORES, ReliabilityBin, reliability_bins
 from spark_calib.recalibration.temperature_grid import (
@@ -55,7 +63,6 @@ from spark_calib.rows.temperature_terms import (
     shifted_logits,
     shifted_names,
 )
-from spark_calib.stats.aggregate import copy_per_slice_set, slice_set_labels
 
 FIT_FLAG = "_fit_flag"
 BETA = "_beta"
@@ -64,8 +71,6 @@ _POINT = "_point"
 _HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 # HotSpot's HugeMethodLimit: larger methods are never compiled.
 JIT_METHOD_LIMIT = 8000
-_NAME = "_slice_name"
-_VALUE = "_slice_value"
 # Scoring sums: name → the per-row term summed as Σw·term (n is a count).
 _BEFORE = {"confidence": row.CONFIDENCE, "nll": row.NLL, "brier": row.BRIER}
 _AFTER = ("confidence", "nll", "brier", "g", "h")
@@ -98,7 +103,7 @@ def multiclass_recalibration_rows(
     """The temperature rows of the recalibration table (``RECALIBRATION_COLUMNS`` order)."""
     recalibration = config.recalibration
     assert recalibration is not None
-    sets = _slice_sets(config)
+    sets = table_slice_sets(config)
     base = _base(rows, config, num_classes)
     fits = _choose(_grid_pass(base, config, sets, num_classes), recalibration.min_fit_rows)
     scores = _scoring_pass(base, config, sets, num_classes, fits)
@@ -110,19 +115,10 @@ def multiclass_recalibration_rows(
     return out
 
 
-def _slice_sets(config: Config) -> list[tuple[str, ...]]:
-    sets = [tuple(cols) for cols in config.slices]
-    return sets if () in sets else [*sets, ()]
-
-
-def _slice_keys(config: Config) -> list[str]:
-    return [row.slice_key(index) for index in range(len(config.slice_columns()))]
-
-
 def _base(rows: DataFrame, config: Config, num_classes: int) -> DataFrame:
     """Valid rows: keys, weight, fit flag (1 fit, 0 evaluated, −1 both), the metric terms
     before and the shifted logits."""
-    slices = _slice_keys(config)
+    slices = slice_key_columns(config)
     fit = F.col(row.FIT) if row.FIT in rows.columns else F.lit(-1)
     shifted_columns = shifted_logits(F.col(row.LOGITS), F.col(row.LABEL), num_classes)
     return rows.where(F.col(row.REASON).isNull()).select(
@@ -135,23 +131,6 @@ def _base(rows: DataFrame, config: Config, num_classes: int) -> DataFrame:
         *_BEFORE.values(),
         *[expression.alias(name) for name, expression in shifted_columns.items()],
     )
-
-
-def _labelled(frame: DataFrame, config: Config, sets: Sequence[Sequence[str]]) -> DataFrame:
-    """One copy of each row per slice set, with its slice name and value."""
-    labels = slice_set_labels(config, sets)
-    copied = copy_per_slice_set(frame, config, sets)
-    return copied.withColumn(_NAME, labels.name).withColumn(_VALUE, labels.value)
-
-
-def _join_key(labelled: DataFrame, table: DataFrame) -> DataFrame:
-    """``labelled`` with the broadcast per-key ``table`` (keys ``_v``, ``_n``, ``_w``) joined."""
-    condition = (
-        F.col(row.MODEL_VERSION).eqNullSafe(F.col("_v"))
-        & (F.col(_NAME) == F.col("_n"))
-        & (F.col(_VALUE) == F.col("_w"))
-    )
-    return labelled.join(F.broadcast(table), on=condition, how="left").drop("_v", "_n", "_w")
 
 
 def _grid_pass(
@@ -171,7 +150,7 @@ def _grid_pass(
             for k, beta in enumerate(grid_betas())
         ]
     )
-    keep = [row.MODEL_VERSION, *_slice_keys(config)]
+    keep = [row.MODEL_VERSION, *slice_key_columns(config)]
     shifted_columns = shifted_names(num_classes)
     copies = base.where(F.col(FIT_FLAG) != 0).select(
         *keep, row.WEIGHT, *shifted_columns, F.inline(points)
@@ -195,15 +174,15 @@ def _grid_pass(
         F.sum(weight * terms["h"]).alias("_h"),
     )
     collected = (
-        _labelled(fine, config, sets)
-        .groupBy(row.MODEL_VERSION, _NAME, _VALUE, _POINT)
+        labelled(fine, config, sets)
+        .groupBy(row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE, _POINT)
         .agg(F.sum("_n").alias("n"), F.sum("_g").alias("g"), F.sum("_h").alias("h"))
         .collect()
     )
     size = len(grid_betas())
     found_sums: dict[Key, tuple[int, np.ndarray, np.ndarray]] = {}
     for r in collected:
-        key = (r[row.MODEL_VERSION], r[_NAME], r[_VALUE])
+        key = (r[row.MODEL_VERSION], r[SLICE_NAME], r[SLICE_VALUE])
         _, gradient, curvature = found_sums.setdefault(key, (0, np.zeros(size), np.zeros(size)))
         gradient[r[_POINT]] = float(r["g"])
         curvature[r[_POINT]] = float(r["h"])
@@ -260,7 +239,7 @@ def _scoring_pass(
     # A key without fit rows (a slice value seen only in the evaluated rows) is not in
     # ``table``: it takes its model version's overall T̂, as a fallback key does.
     joined = (
-        _join_key(_labelled(base, config, sets), table)
+        join_key(labelled(base, config, sets), table)
         .join(
             F.broadcast(overall),
             on=F.col(row.MODEL_VERSION).eqNullSafe(F.col("_ov")),
@@ -273,7 +252,7 @@ def _scoring_pass(
     beta = F.col(BETA)
     exponentials = exponential_columns(d, beta)
     m, squares = projected_moments(d, beta)
-    keys = [row.MODEL_VERSION, _NAME, _VALUE, FIT_FLAG, row.BIN]
+    keys = [row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE, FIT_FLAG, row.BIN]
     sums = joined.select("*", *[e.alias(name) for name, e in exponentials.items()]).select(
         *keys,
         row.WEIGHT,
@@ -309,7 +288,7 @@ def _scoring_pass(
         collected = summed.collect()
     scores: dict[Key, _KeyScores] = {}
     for r in collected:
-        key = (r[row.MODEL_VERSION], r[_NAME], r[_VALUE])
+        key = (r[row.MODEL_VERSION], r[SLICE_NAME], r[SLICE_VALUE])
         found = scores.setdefault(key, _KeyScores())
         flag = int(r[FIT_FLAG])
         if flag != 0:

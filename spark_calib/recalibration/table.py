@@ -2,7 +2,8 @@
 and the evaluated rows' metrics before and after it.
 
 One small collect of cell sums (``points``), fits in NumPy (``fit``), scores from the
-evaluated cells (``scores``); no pass over the input. Every key of the configured slices gets a
+evaluated cells (``scores``); no pass over the input, except with ``after: rows``, where one
+pass scores the temperature and Platt maps row by row (``row_scores``). Every key of the configured slices gets a
 row, plus ``overall`` per model version (the fallback, summed from the first slice set when
 ``[]`` is not configured).
 
@@ -43,6 +44,7 @@ from spark_calib.recalibration.fit import (
 )
 from spark_calib.recalibration.multiclass import multiclass_recalibration_rows
 from spark_calib.recalibration.points import CellRows, Key, collect_cell_rows, sort_key
+from spark_calib.recalibration.row_scores import LogisticMaps, RowScores, logistic_row_scores
 from spark_calib.recalibration.scores import (
     SCORES,
     ReliabilityBin,
@@ -110,24 +112,55 @@ def recalibration_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataF
     return recalibration_table(stats_df, cfg)
 
 
-def recalibration_table(stats_df: DataFrame, config: Config) -> DataFrame:
+def recalibration_table(
+    stats_df: DataFrame, config: Config, rows: DataFrame | None = None
+) -> DataFrame:
     """The recalibration table of ``config.recalibration`` from a statistics table whose cells
-    were aggregated with it (``recalibration_fit`` set when ``fit`` is)."""
+    were aggregated with it (``recalibration_fit`` set when ``fit`` is).
+
+    With ``after: rows`` and the canonical ``rows`` the statistics came from, the temperature
+    and Platt maps' after metrics and bins come from one more pass over the evaluated rows
+    (``row_scores``), exact; without ``rows`` (a rollup of statistics) they are the cells'."""
     recalibration = config.recalibration
     assert recalibration is not None
     source = () if () in config.slices else config.slices[0]
     cells = collect_cell_rows(stats_df, slice_name(source))
-    rows: list[tuple[Any, ...]] = []
+    chosen: dict[tuple[Key, str], _Fit] = {}
     for method in recalibration.methods:
         overall: dict[str | None, FittedMap | None] = {}
         for key, key_rows in cells.items():
             if key[1] == OVERALL_SLICE_NAME:
                 overall[key[0]] = _fit(method, key_rows.fit_rows())
-        for key in sorted(cells, key=sort_key):
-            key_rows = cells[key]
-            chosen = _choose(method, key, key_rows, overall.get(key[0]), recalibration.min_fit_rows)
-            rows.append(_row(key, method, key_rows, chosen, config))
-    return local_dataframe(stats_df.sparkSession, rows, RECALIBRATION_SCHEMA)
+        for key, key_rows in cells.items():
+            chosen[(key, method)] = _choose(
+                method, key, key_rows, overall.get(key[0]), recalibration.min_fit_rows
+            )
+    exact = (
+        logistic_row_scores(rows, config, _logistic_maps(chosen))
+        if recalibration.after == "rows" and rows is not None
+        else None
+    )
+    out = [
+        _row(key, method, cells[key], chosen[(key, method)], config, exact)
+        for method in recalibration.methods
+        for key in sorted(cells, key=sort_key)
+    ]
+    return local_dataframe(stats_df.sparkSession, out, RECALIBRATION_SCHEMA)
+
+
+def _logistic_maps(chosen: dict[tuple[Key, str], _Fit]) -> LogisticMaps:
+    """(a, b) of u = a + b·z per key and method, for the fitted temperature and Platt maps."""
+    maps: LogisticMaps = {}
+    for (key, method), fit in chosen.items():
+        if fit.fitted is None or isinstance(fit.fitted, IsotonicMap):
+            continue
+        maps[(*key, method)] = _logistic(fit.fitted)
+    return maps
+
+
+def _logistic(fitted: float | tuple[float, float]) -> tuple[float, float]:
+    """(a, b) of a temperature T (0, 1/T) or a Platt map (a, b)."""
+    return (0.0, 1.0 / fitted) if isinstance(fitted, float) else fitted
 
 
 def _choose(
@@ -176,10 +209,25 @@ def _fit(method: str, rows: CellRows) -> FittedMap | None:
     return fit_isotonic(points)
 
 
-def _row(key: Key, method: str, rows: CellRows, chosen: _Fit, config: Config) -> tuple[Any, ...]:
+def _row(
+    key: Key,
+    method: str,
+    rows: CellRows,
+    chosen: _Fit,
+    config: Config,
+    exact: dict[tuple[Key, str], RowScores] | None,
+) -> tuple[Any, ...]:
     evaluated = rows.eval_rows()
     before = before_scores(evaluated, config)
-    after, bounds = _after(evaluated, config, chosen.fitted)
+    from_rows = _from_rows(key, method, chosen.fitted, exact)
+    bounds: dict[str, float] | None
+    reliability: tuple[list[ReliabilityBin], list[ReliabilityBin] | None]
+    if from_rows is not None:
+        after, bounds = Scores(from_rows.values), dict.fromkeys(SCORES, 0.0)
+        reliability = (before_reliability(evaluated, config), from_rows.reliability)
+    else:
+        after, bounds = _after(evaluated, config, chosen.fitted)
+        reliability = _reliability(evaluated, config, chosen.fitted)
     parameters, knots = _describe(chosen.fitted)
     scores = [value for name in SCORES for value in (before.values[name], after.values[name])]
     return (
@@ -192,8 +240,21 @@ def _row(key: Key, method: str, rows: CellRows, chosen: _Fit, config: Config) ->
         chosen.fallback,
         *scores,
         bounds,
-        *_reliability(evaluated, config, chosen.fitted),
+        *reliability,
     )
+
+
+def _from_rows(
+    key: Key,
+    method: str,
+    fitted: FittedMap | None,
+    exact: dict[tuple[Key, str], RowScores] | None,
+) -> RowScores | None:
+    """The row pass's scores of a fitted logistic map (empty when the key has no evaluated
+    rows); None when the after metrics come from the cells."""
+    if exact is None or fitted is None or isinstance(fitted, IsotonicMap):
+        return None
+    return exact.get((key, method), RowScores(dict.fromkeys(SCORES), []))
 
 
 def _after(
@@ -203,7 +264,7 @@ def _after(
         return Scores(dict.fromkeys(SCORES)), None
     if isinstance(fitted, IsotonicMap):
         return isotonic_after(rows, config, fitted), dict.fromkeys(SCORES, 0.0)
-    a, b = (0.0, 1.0 / fitted) if isinstance(fitted, float) else fitted
+    a, b = _logistic(fitted)
     return logistic_after(rows, config, a, b)
 
 
@@ -216,7 +277,7 @@ def _reliability(
         return before, None
     if isinstance(fitted, IsotonicMap):
         return before, after_reliability(rows, config, fitted.at_cells(rows.cell))
-    a, b = (0.0, 1.0 / fitted) if isinstance(fitted, float) else fitted
+    a, b = _logistic(fitted)
     return before, after_reliability(rows, config, logistic_probability(rows, a, b))
 
 
