@@ -15,8 +15,10 @@ All are sums, so the cells of a week are the sums of its days' cells.
   (exact for 8 degrees of freedom).
 - ``calibration_slope`` b and ``calibration_intercept`` a of logit P(y=1) = a + b·logit(s):
   weighted maximum likelihood (Cox 1958) on the pseudo-observations (z̄_c = Z_c/W_c; O_c
-  positives, W_c − O_c negatives), by ``COX_NEWTON_STEPS`` Newton steps from (a, b) = (0, 1);
-  null when the information matrix is singular (one cell, or all labels equal).
+  positives, W_c − O_c negatives), by Newton steps from (a, b) = (0, 1): at most
+  ``COX_NEWTON_STEPS``, stopping after the first step with |Δa| + |Δb| ≤ ``COX_STEP_TOLERANCE``
+  ·(1 + |a| + |b|) (Newton converges quadratically, so the next step would be of the order of
+  its square); null when the information matrix is singular (one cell, or all labels equal).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from spark_calib.stats import schema as stats
 HL_GROUPS = 10
 HL_DEGREES_OF_FREEDOM = HL_GROUPS - 2
 COX_NEWTON_STEPS = 30
+COX_STEP_TOLERANCE = 1e-10
 
 _CELL_SUMS = {
     "_w": stats.SUM_WEIGHT,
@@ -183,14 +186,21 @@ def _cox_fit(points: Column) -> Column:
         ok = det > 0.0
         da = (s["hbb"] * s["ga"] - s["hab"] * s["gb"]) / det
         db = (s["haa"] * s["gb"] - s["hab"] * s["ga"]) / det
+        scale = 1.0 + F.abs(state["a"]) + F.abs(state["b"])
+        small = F.abs(da) + F.abs(db) <= F.lit(COX_STEP_TOLERANCE) * scale
         return F.struct(
-            F.when(ok, state["a"] + da).alias("a"), F.when(ok, state["b"] + db).alias("b")
+            F.when(ok, state["a"] + da).alias("a"),
+            F.when(ok, state["b"] + db).alias("b"),
+            (~ok | small).alias("done"),
         )
 
     def step(state: Column, _: Column) -> Column:
         # The step's sums are bound once through a one-element transform: Spark does not share
         # a repeated expression inside a lambda, and each use of s would rescan the cells.
-        return F.transform(F.array(sums(state)), lambda s: update(state, s))[0]
+        # CASE WHEN evaluates only the branch it takes, so a converged key skips the sums.
+        return F.when(state["done"], state).otherwise(
+            F.transform(F.array(sums(state)), lambda s: update(state, s))[0]
+        )
 
-    start = F.struct(F.lit(0.0).alias("a"), F.lit(1.0).alias("b"))
+    start = F.struct(F.lit(0.0).alias("a"), F.lit(1.0).alias("b"), F.lit(False).alias("done"))
     return F.aggregate(F.sequence(F.lit(1), F.lit(COX_NEWTON_STEPS)), start, step)
