@@ -3,9 +3,9 @@ and the evaluated rows' metrics before and after it.
 
 One small collect of cell sums (``points``), fits in NumPy (``fit``), scores from the
 evaluated cells (``scores``); no pass over the input, except with ``after: rows``, where one
-pass scores the temperature and Platt maps row by row (``row_scores``). Every key of the configured slices gets a
-row, plus ``overall`` per model version (the fallback, summed from the first slice set when
-``[]`` is not configured).
+pass scores the temperature and Platt maps row by row (``row_scores``). Every key of the
+configured slices gets a row, plus ``overall`` per model version (the fallback, summed from
+the first slice set when ``[]`` is not configured).
 
 Fallback: a key with fewer than ``min_fit_rows`` fit rows, or whose fit is undefined (Platt on
 one label), takes its model version's overall map and has ``fallback`` true. The overall map is

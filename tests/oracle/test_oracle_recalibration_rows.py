@@ -50,7 +50,8 @@ def _log(seed: int, n: int, top_label: bool) -> pd.DataFrame:
             s = 0.1 + 0.9 * rng.beta(3.0, 1.2, size=n)
             s[rng.uniform(size=n) < 0.03] = 1.0  # saturated: the logit is clipped to 37
         else:
-            s = np.where(rng.uniform(size=n) < 0.6, rng.beta(0.8, 12, size=n), rng.beta(2, 2, size=n))
+            low, mid = rng.beta(0.8, 12, size=n), rng.beta(2, 2, size=n)
+            s = np.where(rng.uniform(size=n) < 0.6, low, mid)
             s[:40] = 0.0  # the clipped ends of the logit
             s[40:80] = 1.0
         y = (rng.uniform(size=n) < ref.sigmoid(slope * ref.logit(s) + shift)).astype(np.int32)
@@ -136,7 +137,9 @@ def test_after_metrics_and_bins_equal_the_rows_at_the_tables_parameters(
         for name, number in _expected(task, u, y, w).items():
             assert row[f"{name}_after"] == pytest.approx(number, rel=1e-9, abs=1e-12), name
         assert row.after_bounds == dict.fromkeys(SCORES, 0.0)
-        got = [(b["bin"], b["weight"], b["confidence"], b["outcome"]) for b in row.reliability_after]
+        got = [
+            (b["bin"], b["weight"], b["confidence"], b["outcome"]) for b in row.reliability_after
+        ]
         expected = ref.reliability(ref.sigmoid(u), y, w)
         assert [bin_[0] for bin_ in got] == [bin_[0] for bin_ in expected]
         for (_, *numbers), (_, *reference) in zip(got, expected, strict=True):
