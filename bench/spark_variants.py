@@ -40,7 +40,7 @@ OPTIONAL_OUTPUTS = ("confusion", "thresholds", "roc", "regression_calibration")
 CANCEL_INTERVAL_S = 1.0
 
 
-def _column_sum(df: DataFrame, name: str) -> Column:
+def column_sum(df: DataFrame, name: str) -> Column:
     """One sum that forces every value of the column to be read and decoded."""
     data_type = df.schema[name].dataType
     col = F.col(name)
@@ -57,7 +57,7 @@ def _column_sum(df: DataFrame, name: str) -> Column:
 def scan_floor(spark: SparkSession, path: Path, columns: list[str]) -> None:
     """Read ``columns`` of the Parquet log at ``path`` and sum each once (one collected job)."""
     df = spark.read.parquet(str(path)).select(*columns)
-    df.agg(*[_column_sum(df, name).alias(name) for name in columns]).collect()
+    df.agg(*[column_sum(df, name).alias(name) for name in columns]).collect()
 
 
 def outputs(result: EvaluationResult) -> dict[str, DataFrame]:

@@ -100,7 +100,9 @@ class _Fit:
 def recalibration_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataFrame:
     """The recalibration table of ``config`` from any statistics table aggregated with it (a
     run's, or several days' summed by ``combine_stats``: a week's maps are fitted on the
-    week's cells). Raises ``ConfigError`` when the config has no ``recalibration`` section."""
+    week's cells). The statistics hold no rows, so the temperature and Platt maps' after
+    metrics are the cells' (within ``after_bounds``) whatever ``after`` says. Raises
+    ``ConfigError`` when the config has no ``recalibration`` section."""
     cfg = load_config(config)
     if cfg.recalibration is None:
         raise ConfigError("recalibration_from_stats needs a config with a recalibration section")
