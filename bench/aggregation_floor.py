@@ -8,6 +8,8 @@ of them, so the fastest any evaluation with those keys can be is that variant's 
 - ``scan_floor``: the five columns read and summed once (as ``bench.spark_variants.scan_floor``);
 - ``slices_bins_3`` / ``slices_bins_20``: model version × country × device × calibration bin ×
   predicted class, 3 or 20 sums (the ``typical`` case's grain);
+- ``slices_bins_buckets_20``: ``slices_bins_20`` with the jackknife's bucket as one more key
+  (``pmod(xxhash64(every column of the row), 20)``, ``uncertainty.method: jackknife``'s default);
 - ``version_cells_3``: model version × fine cell, 3 sums (the cells of ``overall`` only);
 - ``slices_cells_3`` / ``slices_cells_20``: model version × country × device × bin × predicted
   class × fine cell, 3 or 20 sums (``metrics_all``: the cells of every slice key);
@@ -40,6 +42,7 @@ from spark_calib.rows.cells import cell_index
 SLICES = ("model_version", "country", "device")
 N_BINS = 15
 THRESHOLD = 0.5
+JACKKNIFE_BUCKETS = 20
 
 
 def _sums(frame: DataFrame, count: int) -> list[Column]:
@@ -62,6 +65,7 @@ def keyed(log: DataFrame) -> DataFrame:
         bin_index(s, N_BINS).alias("_bin"),
         (s >= THRESHOLD).cast("int").alias("_predicted"),
         cell_index(s).alias("_cell"),
+        F.pmod(F.xxhash64(*log.columns), F.lit(JACKKNIFE_BUCKETS)).alias("_bucket"),
     )
 
 
@@ -74,6 +78,7 @@ def variants(log: DataFrame) -> dict[str, DataFrame]:
         "scan_floor": log.agg(*[column_sum(log, name) for name in (*SLICES, "score", "label")]),
         "slices_bins_3": rows.groupBy(*slices_bins).agg(*_sums(rows, 3)),
         "slices_bins_20": rows.groupBy(*slices_bins).agg(*_sums(rows, 20)),
+        "slices_bins_buckets_20": rows.groupBy(*slices_bins, "_bucket").agg(*_sums(rows, 20)),
         "version_cells_3": rows.groupBy("model_version", "_cell").agg(*_sums(rows, 3)),
         "slices_cells_3": rows.groupBy(*slices_bins, "_cell").agg(*_sums(rows, 3)),
         "slices_cells_20": rows.groupBy(*slices_bins, "_cell").agg(*_sums(rows, 20)),
@@ -114,10 +119,19 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--variants", default="", help="comma-separated names to time (default: all)"
+    )
     args = parser.parse_args()
     spark = build_session()
     log = spark.read.parquet(str(ensure_log(spark, args.cache, BINARY_LOG, args.rows)))
-    for line in report(time_all(variants(log), args.repeats)):
+    chosen = {name for name in args.variants.split(",") if name}
+    queries = {
+        name: query
+        for name, query in variants(log).items()
+        if not chosen or name in chosen or name == "scan_floor"
+    }
+    for line in report(time_all(queries, args.repeats)):
         print(line, flush=True)
     spark.stop()
 

@@ -7,6 +7,7 @@ import itertools
 
 import pandas as pd
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from bench.aggregation_floor import report, time_all, variants
 
@@ -32,12 +33,18 @@ def test_each_variant_groups_at_its_grain(spark: SparkSession) -> None:
         # (version, country) × {bin 0 predicted 0, bin 13 predicted 1}
         "slices_bins_3": 8,
         "slices_bins_20": 8,
+        # Each of the 16 rows is distinct, so its bucket is its own hash: at least one group
+        # per (version, country, bin), at most one per row.
+        "slices_bins_buckets_20": counts["slices_bins_buckets_20"],
         # version × the cells of 0.01, 0.02 and 0.9
         "version_cells_3": 6,
         "slices_cells_3": 12,
         "slices_cells_20": 12,
         "hashed_slices_cells_20": 12,
     }
+    assert 8 <= counts["slices_bins_buckets_20"] <= 16
+    buckets = queries["slices_bins_buckets_20"].agg(F.min("_bucket"), F.max("_bucket")).first()
+    assert buckets is not None and 0 <= buckets[0] <= buckets[1] < 20
     n = queries["slices_cells_20"].groupBy().sum("n").first()
     assert n is not None and n[0] == 16
     hashed = queries["hashed_slices_cells_20"].select("model_version", "country").distinct()
