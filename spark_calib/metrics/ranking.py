@@ -9,9 +9,19 @@ P = Σ W⁺, N = Σ W⁻, and TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} lik
 
 - roc_auc_binned = Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N): the exact AUC of the scores replaced by
   their bucket (pairs in one bucket count as ties). |error| ≤ ½ Σ_b W⁺_b W⁻_b / (P N).
-- pr_auc_binned = Σ_b (W⁺_b / P) · TP_{≥b} / (TP_{≥b} + FP_{≥b}): average precision of the
-  bucketed scores. |error| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b), hi_b = TP_{≥b}/(TP_{≥b} + FP_{>b}),
-  lo_b = TP_{>b}/(TP_{>b} + FP_{≥b}) (1 when FP_{≥b} = 0: no negative at or above the cell).
+- pr_auc_binned = Σ_b (W⁺_b / P) · π_b: average precision, π_b the mean precision of cell b's
+  positives. A cell whose scores are all equal is one tie, and scikit-learn's average precision
+  counts a tie's positives at the precision below it: π_b = TP_{≥b} / (TP_{≥b} + FP_{≥b}). A
+  cell of distinct scores is walked with its labels spread evenly (Davis and Goadrich's
+  interpolation): with A = TP_{>b}, B = TP_{>b} + FP_{>b}, m = W⁺_b and k = W⁺_b + W⁻_b,
+  π_b = ∫₀¹ (A + m·x)/(B + k·x) dx = (A/B)·L + (m/k)·(1 − L), L = ln(1 + k/B)/(k/B) (L = 0 when
+  B = 0). A cell is a tie when its variance Σw·c²/W − (Σw·c/W)² ≤ ``TIE_VARIANCE``·(Σw·c/W)²,
+  c the calibration probability (s, or 1 − s below ½: the same spread within a cell); the
+  rounding of a true tie's sums stays orders of magnitude below that. Statistics without those
+  sums count every cell as a tie. |error| ≤ Σ_b (W⁺_b / P)(hi_b − lo_b), hi_b = TP_{≥b}/
+  (TP_{≥b} + FP_{>b}), lo_b = TP_{>b}/(TP_{>b} + FP_{≥b}) (1 when FP_{≥b} = 0: no negative at
+  or above the cell): every positive's precision lies in [lo_b, hi_b] whatever the order in
+  the cell, and so does either π_b.
 - Both are null when P = 0; roc_auc_binned also when N = 0. Each row's ``error_bound`` is its
   bound above.
 
@@ -29,7 +39,7 @@ fp, tn, fn (weighted; positive when s ≥ threshold), tpr = tp/(tp + fn), fpr = 
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
@@ -71,16 +81,27 @@ def label_weights(stats_df: DataFrame, key: str) -> DataFrame:
         n,
         F.when(positives == 0, F.lit(0.0)).otherwise(positive_weight).alias("_pos"),
         F.when(positives == n, F.lit(0.0)).otherwise(weight - positive_weight).alias("_neg"),
+        weight.alias("_w"),
+        F.col(stats.SUM_WEIGHT_CONFIDENCE).alias("_c"),
+        F.col(stats.SUM_WEIGHT_CONFIDENCE_SQ).alias("_q"),
     )
 
 
+# Relative score variance at or below which a cell counts as one tie (``pr_auc_binned``).
+TIE_VARIANCE = 1e-9
+
+
 def _cumulative(stats_df: DataFrame) -> DataFrame:
-    """One row per key and non-empty bucket with W⁺_b, W⁻_b, TP_{≥b}, FP_{≥b}, P, N and m."""
+    """One row per key and non-empty bucket with W⁺_b, W⁻_b, TP_{≥b}, FP_{≥b}, P, N, m and
+    whether the bucket's scores are one tie (``_tie``)."""
     buckets = (
         label_weights(stats_df, stats.CELL)
         .groupBy(*stats.SLICE_KEY_COLUMNS, stats.CELL)
         .agg(
-            F.sum(stats.N).alias(stats.N), F.sum("_pos").alias("_pos"), F.sum("_neg").alias("_neg")
+            F.sum(stats.N).alias(stats.N),
+            F.sum("_pos").alias("_pos"),
+            F.sum("_neg").alias("_neg"),
+            _is_tie(F.sum("_w"), F.sum("_c"), F.sum("_q")).alias("_tie"),
         )
     )
     key = Window.partitionBy(*stats.SLICE_KEY_COLUMNS)
@@ -98,6 +119,26 @@ def _cumulative(stats_df: DataFrame) -> DataFrame:
     )
 
 
+def _is_tie(weight: Column, first: Column, second: Column) -> Column:
+    """Σw·c²/W − (Σw·c/W)² ≤ ``TIE_VARIANCE``·(Σw·c/W)², true when a sum is missing."""
+    mean = F.try_divide(first, weight)
+    spread = F.try_divide(second, weight) - mean * mean
+    return F.coalesce(spread <= F.lit(TIE_VARIANCE) * mean * mean, F.lit(True))
+
+
+def _cell_precision(tie: Column, positives: Column, negatives: Column) -> Column:
+    """π_b (see the module docstring) from ``_tp``, ``_fp`` and the cell's W⁺_b, W⁻_b."""
+    tp, fp = F.col("_tp"), F.col("_fp")
+    at_bottom = F.try_divide(tp, tp + fp)
+    above = (tp - positives) + (fp - negatives)  # B
+    size = positives + negatives  # k
+    ratio = F.try_divide(size, above)
+    mixing = F.when(above > 0.0, F.try_divide(F.log1p(ratio), ratio)).otherwise(F.lit(0.0))  # L
+    before = F.when(above > 0.0, F.try_divide(tp - positives, above)).otherwise(F.lit(0.0))
+    walked = before * mixing + F.try_divide(positives, size) * (1.0 - mixing)
+    return F.when(tie, at_bottom).otherwise(walked)
+
+
 def binned_ranking_metrics(
     stats_df: DataFrame, config: Config, specs: list[MetricSpec]
 ) -> DataFrame:
@@ -105,7 +146,7 @@ def binned_ranking_metrics(
     cumulative = _cumulative(stats_df)
     positives, negatives = F.col("_pos"), F.col("_neg")
     tp_above = F.col("_tp") - positives
-    precision = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp"))
+    precision = _cell_precision(F.col("_tie"), positives, negatives)
     # Precision with the cell's negatives ranked below (hi) or above (lo) its positives. With
     # no negative at or above the cell, every positive in it has precision 1 (lo = hi = 1).
     precision_hi = F.try_divide(F.col("_tp"), F.col("_tp") + F.col("_fp") - negatives)

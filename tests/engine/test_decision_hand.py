@@ -403,6 +403,25 @@ def test_auc_binned_merges_scores_in_one_cell(spark: SparkSession, low: float, h
     assert abs(got["pr_auc_binned"] - got["pr_auc"]) <= bounds["pr_auc_binned"] + 1e-12
 
 
+def test_pr_auc_binned_walks_a_cell_of_distinct_scores(spark: SparkSession) -> None:
+    """0.8 (positive) alone in its cell; 0.5004 (positive) and 0.5 (negative) share the cell
+    k = 500, j = 593 but differ, so the cell is walked with its labels spread evenly:
+    A = TP above = 1, B = TP + FP above = 1, m = W⁺ = 1, k = W⁺ + W⁻ = 2, π = ∫₀¹ (1 + x)/(1 + 2x)
+    dx = ½ + ¼·ln 3 (= (A/B)·L + (m/k)(1 − L) with L = ln 3 / 2). The exact AP is 1 (both
+    positives rank above the negative), within the bound ½·(hi − lo) = ½·(2/2 − 1/2)."""
+    rows = [(0.8, 1), (0.5004, 1), (0.5, 0)]
+    df = spark.createDataFrame(rows, "s double, y int")
+    config = {"task": "binary", "columns": {"score": "s", "label": "y"}, "metrics": AUC_METRICS}
+    metrics = evaluate(df, config).metrics
+    got = overall(metrics)
+    walked = 0.5 + 0.25 * math.log(3.0)
+    assert got["pr_auc_binned"] == pytest.approx(0.5 * 1.0 + 0.5 * walked, abs=1e-12)
+    assert got["pr_auc"] == pytest.approx(1.0, abs=1e-12)
+    bound = error_bounds(metrics)["pr_auc_binned"]
+    assert bound == pytest.approx(0.5 * (1.0 - 0.5), abs=1e-12)
+    assert abs(got["pr_auc_binned"] - got["pr_auc"]) <= bound
+
+
 def test_auc_binned_separates_scores_across_a_cell_edge(spark: SparkSession) -> None:
     """0.4999 and 0.5 are 1e-4 apart but on either side of the k/1000 edge 0.5 (k = 499 and
     500): separate cells, so binned = exact and both bounds are 0: the top cell (0.5, W⁺ 2)

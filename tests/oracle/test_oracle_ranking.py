@@ -263,9 +263,10 @@ def test_binned_auc_within_bound_of_exact(evaluations: Evaluations, name: str) -
 @pytest.mark.parametrize("name", list(CASES))
 def test_binned_auc_matches_histogram_formula(evaluations: Evaluations, name: str) -> None:
     """roc_auc_binned = Σ_b W⁻_b (TP_{>b} + ½ W⁺_b) / (P N) and pr_auc_binned =
-    Σ_b (W⁺_b / P) TP_{≥b} / (TP_{≥b} + FP_{≥b}) over the fine cells b (the k/1000 cells
-    with the double edges, left-closed, 1.0 in the last, intersected with the 1/16 log-odds
-    cells), with their bounds as error_bound."""
+    Σ_b (W⁺_b / P) π_b (π_b the precision below a tied cell, the walked mean precision of a
+    cell of distinct scores: ``reference_sklearn.binned_auc``) over the fine cells b (the
+    k/1000 cells with the double edges, left-closed, 1.0 in the last, intersected with the 1/16
+    log-odds cells), with their bounds as error_bound."""
     ev = evaluated(evaluations, name)
     want: ref.Table = {}
     for key, y, s, w in groups(ev):

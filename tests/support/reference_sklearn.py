@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from scipy.integrate import simpson
 from scipy.stats import norm
 from sklearn.metrics import (
     accuracy_score,
@@ -243,10 +244,18 @@ def _div0(num: FloatArray, den: FloatArray) -> FloatArray:
 
 def binned_auc(y: IntArray, s: FloatArray, w: FloatArray) -> dict[str, float | None]:
     """roc_auc_binned (null when P = 0 or N = 0), pr_auc_binned (null when P = 0) and their
-    documented error bounds, from the positive and negative weight per fine cell."""
+    documented error bounds, from the positive and negative weight per fine cell. A cell's
+    positives count at the precision below the cell when it is a tie (its weighted score
+    variance, computed in two passes, at most 1e-9 of its squared mean, or no weight), else at
+    the mean precision of a walk through the cell with its labels spread evenly, by numerical
+    quadrature of (A + m·x)/(B + k·x) over x ∈ [0, 1]."""
     _, b = np.unique(cell_of(s), return_inverse=True)  # occupied cells, in score order
     pos = np.bincount(b, weights=w * (y == 1))
     neg = np.bincount(b, weights=w * (y == 0))
+    weight = np.bincount(b, weights=w)
+    mean = _div0(np.bincount(b, weights=w * s), weight)
+    variance = _div0(np.bincount(b, weights=w * (s - mean[b]) ** 2), weight)
+    tie = (weight == 0) | (variance <= 1e-9 * mean**2)
     p_tot, n_tot = float(pos.sum()), float(neg.sum())
     if p_tot == 0:
         return {"roc_auc_binned": None, "roc_bound": None, "pr_auc_binned": None, "pr_bound": None}
@@ -259,7 +268,8 @@ def binned_auc(y: IntArray, s: FloatArray, w: FloatArray) -> dict[str, float | N
         roc_bound: float | None = float(0.5 * np.sum(pos * neg) / (p_tot * n_tot))
     else:
         roc = roc_bound = None
-    pr = np.sum(pos / p_tot * _div0(tp_ge, tp_ge + fp_ge))
+    precision = np.where(tie, _div0(tp_ge, tp_ge + fp_ge), _walked(tp_gt, fp_gt, pos, neg))
+    pr = np.sum(pos / p_tot * precision)
     hi = _div0(tp_ge, tp_ge + fp_gt)
     # No negative at or above the cell: every positive in it has precision 1.
     lo = np.where(fp_ge == 0, 1.0, _div0(tp_gt, tp_gt + fp_ge))
@@ -270,6 +280,19 @@ def binned_auc(y: IntArray, s: FloatArray, w: FloatArray) -> dict[str, float | N
         "pr_auc_binned": float(pr),
         "pr_bound": float(pr_bound),
     }
+
+
+def _walked(tp_gt: FloatArray, fp_gt: FloatArray, pos: FloatArray, neg: FloatArray) -> FloatArray:
+    """∫₀¹ (A + m·x)/(B + k·x) dx per cell (A = TP above, B = TP + FP above, m = W⁺, k = W⁺ +
+    W⁻), by 2,001-point Simpson quadrature; a cell without positives gets 0."""
+    x = np.linspace(0.0, 1.0, 2001)[None, :]
+    top = tp_gt[:, None] + pos[:, None] * x
+    bottom = tp_gt[:, None] + fp_gt[:, None] + (pos + neg)[:, None] * x
+    # B = 0 (nothing above): (m·x)/(k·x) = m/k for every x > 0, its limit at 0 too.
+    own = np.broadcast_to(_div0(pos, pos + neg)[:, None], top.shape).copy()
+    curve = np.divide(top, bottom, out=own, where=bottom > 0)
+    walked: FloatArray = np.asarray(simpson(curve, x=x[0], axis=1), dtype=np.float64)
+    return np.where(pos > 0, walked, 0.0)
 
 
 def threshold_rows(
