@@ -8,8 +8,9 @@ import math
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from spark_calib import evaluate
+from spark_calib import evaluate, metrics_from_stats
 from tests.support.frames import metric_values, overall
 
 KEY = (None, "overall", "")
@@ -420,6 +421,21 @@ def test_pr_auc_binned_walks_a_cell_of_distinct_scores(spark: SparkSession) -> N
     bound = error_bounds(metrics)["pr_auc_binned"]
     assert bound == pytest.approx(0.5 * (1.0 - 0.5), abs=1e-12)
     assert abs(got["pr_auc_binned"] - got["pr_auc"]) <= bound
+
+
+def test_pr_auc_binned_counts_every_cell_as_a_tie_without_its_score_squares(
+    spark: SparkSession,
+) -> None:
+    """Statistics without Σw·s² (a table written before it) cannot tell a tie from a spread
+    cell: the walked cell of the case above counts at its bottom's precision, (1 + 1)/(1 + 2)."""
+    rows = [(0.8, 1), (0.5004, 1), (0.5, 0)]
+    df = spark.createDataFrame(rows, "s double, y int")
+    config = {"task": "binary", "columns": {"score": "s", "label": "y"}, "metrics": AUC_METRICS}
+    stats_df = evaluate(df, config).stats.withColumn(
+        "sum_weight_confidence_sq", F.lit(None).cast("double")
+    )
+    got = overall(metrics_from_stats(stats_df, {**config, "metrics": ["pr_auc_binned"]}))
+    assert got["pr_auc_binned"] == pytest.approx(0.5 * 1.0 + 0.5 * (2.0 / 3.0), abs=1e-12)
 
 
 def test_auc_binned_separates_scores_across_a_cell_edge(spark: SparkSession) -> None:

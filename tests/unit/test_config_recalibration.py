@@ -53,6 +53,7 @@ def config(recalibration: Any, **extra: Any) -> dict[str, Any]:
             r"needs recalibration\.fit\.column or input\.window\.column",
         ),
         ({"fit": {"column": "split", "value": "val", "colour": 1}}, {}, "unknown config key"),
+        ({"after": "exact"}, {}, r"'recalibration\.after': Input should be 'cells' or 'rows'"),
         (
             {},
             {"binary_view": "top_label"},
@@ -102,6 +103,7 @@ def test_defaults_and_the_two_forms_of_fit() -> None:
     assert default is not None
     assert default.methods == ("temperature",) and default.fit is None
     assert default.min_fit_rows == 1000
+    assert default.after == "cells"
     by_value = load_config(config({"fit": {"column": "split", "value": "val"}})).recalibration
     assert by_value is not None and by_value.fit is not None
     assert by_value.fit.value == "val" and not by_value.fit.is_date_range
@@ -123,3 +125,10 @@ def test_pool_adjacent_violators_pools_by_weight() -> None:
     # 0.2 (w 1) then 0.6 (w 1) then 0.3 (w 3): the last two pool to (0.6 + 0.9)/4 = 0.375.
     fitted = pool_adjacent_violators(np.array([0.2, 0.6, 0.3]), np.array([1.0, 1.0, 3.0]))
     np.testing.assert_allclose(fitted, [0.2, 0.375, 0.375], rtol=0, atol=1e-15)
+
+
+def test_after_is_part_of_the_config_hash() -> None:
+    """Exact and cell "after" metrics differ, so their runs must not compare as one config."""
+    cells = config_hash(load_config(config({"after": "cells"})))
+    rows = config_hash(load_config(config({"after": "rows"})))
+    assert cells != rows
