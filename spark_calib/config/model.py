@@ -348,7 +348,7 @@ class Config(StrictModel):
         metrics with an analytic one keep the drift table's row-count noise model)."""
         if self.uncertainty.jackknife:
             return spec.noise and spec.family not in {SMOOTH, EXACT_RANKING}
-        return spec.se is not None
+        return spec.analytic_se
 
     def _check_class_keys(self) -> None:
         """class_weights and cost_matrix must fit the classes when K is known from the config."""

@@ -1,11 +1,5 @@
-"""Column names of the long ``metrics`` table every metric family writes, and the last step
-every family's rows go through.
-
-Columns: model_version, slice_name, slice_value, class, metric, value, n, weight_sum,
-error_bound (the documented bound on |value − exact value| of a binned approximation; null for
-exact values), se (the standard error), ci_lower, ci_upper (the interval at
-``uncertainty.level``) and n_eff ((Σw)²/Σw² of the slice key), added by
-``spark_calib.metrics.uncertainty``.
+"""The long ``metrics`` table's columns (``spark_calib.kernels.output_columns``), and the last
+step every family's Spark-expression rows go through.
 """
 
 from __future__ import annotations
@@ -13,24 +7,36 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_calib.stats import schema as stats
+from spark_calib.kernels.output_columns import (
+    CI_LOWER,
+    CI_UPPER,
+    COUNT_METRIC,
+    ERROR_BOUND,
+    FAMILY_COLUMNS,
+    METRIC,
+    METRICS_COLUMNS,
+    N_EFF,
+    SE,
+    TABLE_COLUMNS,
+    VALUE,
+    WEIGHT_SUM,
+)
 
-METRIC = "metric"
-VALUE = "value"
-WEIGHT_SUM = "weight_sum"
-ERROR_BOUND = "error_bound"
-SE = "se"
-CI_LOWER = "ci_lower"
-CI_UPPER = "ci_upper"
-N_EFF = "n_eff"
-# What every family builds; ``defined_values`` adds ``error_bound`` where a family has none.
-FAMILY_COLUMNS = (*stats.KEY_COLUMNS, METRIC, VALUE, stats.N, WEIGHT_SUM)
-METRICS_COLUMNS = (*FAMILY_COLUMNS, ERROR_BOUND)
-# The metrics table: every family's columns, then the uncertainty columns.
-TABLE_COLUMNS = (*METRICS_COLUMNS, SE, CI_LOWER, CI_UPPER, N_EFF)
-# The one metric whose value is not a ratio over the weights: n itself.
-COUNT_METRIC = "count"
-
+__all__ = [
+    "CI_LOWER",
+    "CI_UPPER",
+    "COUNT_METRIC",
+    "ERROR_BOUND",
+    "FAMILY_COLUMNS",
+    "METRIC",
+    "METRICS_COLUMNS",
+    "N_EFF",
+    "SE",
+    "TABLE_COLUMNS",
+    "VALUE",
+    "WEIGHT_SUM",
+    "defined_values",
+]
 
 def defined_values(metrics: DataFrame) -> DataFrame:
     """``metrics`` (``METRICS_COLUMNS`` and ``se``, null where a family has none) with a value

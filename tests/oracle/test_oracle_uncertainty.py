@@ -14,10 +14,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from scipy import integrate, stats
-from scipy.special import erf as scipy_erf
 
 from spark_calib import combine_stats, evaluate, metrics_from_stats
-from spark_calib.registry.special import erf
 from spark_calib.rows.canonical import BUCKET_SALT
 from tests.support import calibration_reference as ref
 from tests.support import uncertainty_reference as uref
@@ -45,17 +43,6 @@ def _config(method: str, metrics: list[str], **extra: object) -> dict[str, objec
 
 def _metric_table(result_metrics: DataFrame) -> pd.DataFrame:
     return result_metrics.where(F.col("class").isNull()).toPandas()
-
-
-def test_erf_column_matches_scipy(spark: SparkSession) -> None:
-    xs = np.concatenate([np.linspace(-7, 7, 2801), [0.0, 1e-300, 1e-12, 5.9999, 6.0, 30.0]])
-    got = (
-        _frame(spark, {"x": xs})
-        .select("x", erf(F.col("x")).alias("erf"))
-        .toPandas()
-        .sort_values("x")
-    )
-    np.testing.assert_allclose(got["erf"], scipy_erf(got["x"]), rtol=0, atol=1e-14)
 
 
 def _weighted_log(seed: int, calibrated: bool, reps: int, rows: int) -> dict[str, np.ndarray]:

@@ -54,8 +54,8 @@ def uniform_bins(s: FloatArray, n_bins: int) -> NDArray[np.int64]:
 def brier_decomposition(
     s: FloatArray, y: FloatArray, w: FloatArray, bins: NDArray[np.int64]
 ) -> dict[str, float]:
-    """Murphy's reliability, resolution and uncertainty with Stephenson's within-bin terms
-    folded into reliability: REL + WBV − WBC, RES, UNC (so Brier = rel − res + unc)."""
+    """Murphy's reliability REL, resolution RES and uncertainty UNC, and Stephenson et al.'s
+    within-bin terms WBV − WBC (so Brier = rel − res + unc + within_bin)."""
     total = np.sum(w)
     base = np.sum(w * y) / total
     rel = res = wbv = wbc = 0.0
@@ -69,7 +69,8 @@ def brier_decomposition(
         wbv += np.sum(w[m] * (s[m] - pb) ** 2)
         wbc += 2 * np.sum(w[m] * (y[m] - ob) * (s[m] - pb))
     return {
-        "brier_reliability": float((rel + wbv - wbc) / total),
+        "brier_reliability": float(rel / total),
+        "brier_within_bin": float((wbv - wbc) / total),
         "brier_resolution": float(res / total),
         "brier_uncertainty": float(base * (1 - base)),
     }

@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "spark_calib.rows": 3,
     "spark_calib.slicing": 4,
     "spark_calib.stats": 5,
+    "spark_calib.kernels": 5,
     "spark_calib.metrics": 6,
     "spark_calib.recalibration": 6,
     "spark_calib.windows": 7,
@@ -179,3 +180,43 @@ def test_the_layer_check_sees_every_module() -> None:
     assert len(modules) > 30
     assert "spark_calib.config.model" in modules
     assert "spark_calib.registry" in modules["spark_calib.config.model"]
+
+
+# What a kernel module may import: NumPy, pyarrow at the boundary, the standard library, its own
+# package and the names-only statistics schema; never pyspark (the kernels run on Python
+# workers that may not have spark_calib, and are tested without Spark).
+KERNEL_IMPORTS = frozenset({"numpy", "pyarrow", "spark_calib.kernels", "spark_calib.stats.schema"})
+
+
+def _top_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if _is_module(candidate) else node.module)
+    return found
+
+
+def test_kernels_import_numpy_and_pyarrow_but_never_pyspark() -> None:
+    kernels = sorted((ROOT / "spark_calib" / "kernels").rglob("*.py"))
+    assert len(kernels) > 5
+    outside = sorted(
+        f"{path.name} imports {name}"
+        for path in kernels
+        for name in _top_imports(path)
+        if (
+            name.split(".")[0] not in {"numpy", "pyarrow", "spark_calib"}
+            and name.split(".")[0] not in STANDARD
+        )
+        or (
+            name.startswith("spark_calib")
+            and not any(name == k or name.startswith(k + ".") for k in KERNEL_IMPORTS)
+        )
+    )
+    assert outside == []
+
+
+STANDARD = frozenset({"__future__", "collections", "dataclasses", "math", "typing"})

@@ -1,0 +1,414 @@
+"""The calibration and per-class metric families of one key, from its calibration bins.
+
+Per key (model_version, slice_name, slice_value) and class row (class null: the top-label or
+positive-class items; class k: the one-vs-rest items of class k), over the bins b with
+W_b = Σw, C_b = Σw·c, O_b = Σw·o, S_b = O_b − C_b, W = Σ_b W_b, a bin occupied when W_b > 0:
+
+- ece = Σ_b|S_b|/W; mce = max_occupied |S_b|/W_b; rmsce = sqrt(Σ_occupied S_b²/W_b / W);
+- brier, nll, accuracy, mean_prediction, mean_label, expected_misclassification_cost: Σw·x/W;
+  error_rate = 1 − accuracy; ll = −nll; count = n;
+- calibration_ratio = Σw·c/Σw·o; calibration_in_the_large = (Σw·c − Σw·o)/W;
+- ece_debiased = 2·ece − Σ_b W_b·E|d_b + s_b·Z|/W, with ȳ_b = O_b/W_b, p̄_b = C_b/W_b,
+  d_b = ȳ_b − p̄_b, n_eff,b = W_b²/Σ_{i∈b}w², s_b² = ȳ_b(1 − ȳ_b)/n_eff,b and
+  E|d + sZ| = s√(2/π)·exp(−d²/2s²) + d·erf(d/(s√2)) (|d| when s = 0);
+- rmsce_debiased = sqrt(max(Σ_{n_eff,b>1} W_b[d_b² − ȳ_b(1 − ȳ_b)/(n_eff,b − 1)]/W, 0));
+- ece_null = Σ_b W_b·√(2/π)·√(p̄_b(1 − p̄_b)/n_eff,b)/W;
+- normalized_entropy = (nll) / H(Σw·o/W), H the binary entropy (null unless 0 < ō < 1);
+- spiegelhalter_z = Σw(o − c)(1 − 2c)/sqrt(Σw²(1 − 2c)²c(1 − c)) (null when the variance is 0),
+  spiegelhalter_p = erfc(|z|/√2);
+- the Brier decomposition (Murphy; Stephenson et al. 2008) brier = brier_reliability −
+  brier_resolution + brier_uncertainty + brier_within_bin, exactly: brier_reliability
+  = Σ_b W_b(p̄_b − ȳ_b)²/W (never negative), brier_resolution = Σ_b W_b(ȳ_b − ō)²/W,
+  brier_uncertainty = ō(1 − ō), brier_within_bin = (Σw·c² − 2Σw·c·o − Σ_b(C_b² − 2C_bO_b)/W_b)/W,
+  the within-bin variance of the probabilities minus twice their within-bin covariance with
+  the outcomes (WBV − WBC);
+- classwise_ece: the ece of each class row, and a macro row (class null) averaging the classes'
+  defined values, with the largest class n and weight sum.
+
+A value is NaN (null) when its denominator is 0. Analytic standard errors (the influence
+function, linearised; o is 0/1): a mean m = Σw·x/W has SE² = (Σw²x² − 2mΣw²x + m²Σw²)/W²;
+ece SE² = [Σ_b Q2_b − 2·ece·Σ_b sign(S_b)·Q1_b + ece²·Σw²]/W² with Q1_b = Σ_{i∈b}w²(o − c),
+Q2_b = Σ_{i∈b}w²(o − c)²; calibration_ratio R: SE² = (Σw²c² − 2RΣw²co + R²Σw²o)/(Σw·o)².
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from spark_calib.kernels.arrow_batch import codes, floats, ints, labels
+from spark_calib.kernels.estimates import Estimates
+from spark_calib.kernels.plan import FinishPlan
+from spark_calib.kernels.special import erf, erfc
+from spark_calib.stats import schema as stats
+
+# The sums the calibration bins carry (``spark_calib.metrics.bins.BIN_SUMS``).
+BIN_SUMS = (
+    stats.SUM_WEIGHT,
+    stats.SUM_WEIGHT_CONFIDENCE,
+    stats.SUM_WEIGHT_OUTCOME,
+    stats.SUM_WEIGHT_CORRECT,
+    stats.SUM_WEIGHT_BRIER,
+    stats.SUM_WEIGHT_NLL,
+    stats.SUM_WEIGHT_COST,
+    stats.SUM_WEIGHT_SQ,
+    stats.SUM_WEIGHT_CONFIDENCE_SQ,
+    stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
+    stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
+    stats.SUM_WEIGHT_SQ_OUTCOME,
+    stats.SUM_WEIGHT_SQ_CONFIDENCE,
+    stats.SUM_WEIGHT_SQ_CONFIDENCE_SQ,
+    stats.SUM_WEIGHT_SQ_CONFIDENCE_OUTCOME,
+    stats.SUM_WEIGHT_SQ_CORRECT,
+    stats.SUM_WEIGHT_SQ_BRIER,
+    stats.SUM_WEIGHT_SQ_BRIER_SQ,
+    stats.SUM_WEIGHT_SQ_NLL,
+    stats.SUM_WEIGHT_SQ_NLL_SQ,
+)
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+Terms = dict[str, np.ndarray]
+
+
+def calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+    """The calibration and per-class metrics of one key's valid statistics rows (columns
+    ``class``, ``bin``, ``bucket``, ``cell`` with equal-mass bins, ``n`` and ``BIN_SUMS``)."""
+    if not plan.calibration and not plan.per_class:
+        return None
+    classes, n, sums = calibration_bins(table, plan)
+    terms = _key_terms(n, sums, plan.n_bins, debiased="ece_debiased" in plan.calibration)
+    rows_class: list[Any] = []
+    rows_metric: list[str] = []
+    columns: list[np.ndarray] = []
+    se_columns: list[np.ndarray] = []
+    row_index: list[int] = []
+    for position, label in enumerate(classes):
+        names = plan.calibration if label is None else plan.per_class
+        for name in names:
+            rows_class.append(label)
+            rows_metric.append(name)
+            columns.append(VALUES[name](terms)[:, position])
+            se = SES.get(name)
+            se_columns.append(se(terms)[0, position] if se else np.float64(np.nan))
+            row_index.append(position)
+    n_rows = terms["n"][0, row_index] if row_index else np.zeros(0, dtype=np.int64)
+    w_rows = terms["w"][0, row_index] if row_index else np.zeros(0)
+    replicates = terms["n"].shape[0]
+    values = np.stack(columns, axis=1) if columns else np.zeros((replicates, 0))
+    # A replicate without rows of a class has no value for it (it has no statistics row).
+    present = terms["n"][:, row_index] > 0 if row_index else np.zeros((replicates, 0), bool)
+    values = np.where(present, values, np.nan)
+    se_values = np.array(se_columns, dtype=float)
+    noise = np.array([m != "count" for m in rows_metric], dtype=bool)
+    class_rows = [label is not None for label in classes]
+    if plan.per_class and any(class_rows):
+        macro_values, macro_n, macro_w = _macros(plan.per_class, terms, class_rows, present)
+        for name, value in zip(plan.per_class, macro_values, strict=True):
+            rows_class.append(None)
+            rows_metric.append(name)
+            values = np.concatenate([values, value[:, None]], axis=1)
+        k = len(plan.per_class)
+        n_rows = np.concatenate([n_rows, np.full(k, macro_n, dtype=np.int64)])
+        w_rows = np.concatenate([w_rows, np.full(k, macro_w)])
+        se_values = np.concatenate([se_values, np.full(k, np.nan)])
+        noise = np.concatenate([noise, np.ones(k, dtype=bool)])
+    return Estimates(
+        classes=rows_class,
+        metrics=rows_metric,
+        values=values,
+        n=n_rows,
+        weight_sum=w_rows,
+        se=se_values,
+        error_bound=np.full(len(rows_metric), np.nan),
+        noise=noise,
+    )
+
+
+def calibration_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.ndarray, Terms]:
+    """The key's classes and its bins' n and sums, arrays of shape (R, classes, M + 1): R the
+    point estimate then the G leave-one-bucket-out replicates; slot M holds the rows without a
+    bin (regression), which count in the totals but in no bin. A replicate's bin without rows
+    has its sums set to exactly 0 (not the rounding residue of total − bucket)."""
+    if plan.equal_mass:
+        return _equal_mass_bins(table, plan)
+    n_bins = plan.n_bins
+    classes, class_index = codes(labels(table, stats.CLASS))
+    bins = ints(table, stats.BIN, n_bins)
+    place = (class_index, np.where((bins < 0) | (bins >= n_bins), n_bins, bins))
+    shape = (len(classes), n_bins + 1)
+    return classes, *_replicated(table, plan, place, shape)
+
+
+def _replicated(
+    table: pa.Table, plan: FinishPlan, place: tuple[np.ndarray, ...], shape: tuple[int, ...]
+) -> tuple[np.ndarray, Terms]:
+    """n and the ``BIN_SUMS`` of the rows accumulated at ``place`` in an array of ``shape``,
+    with the replicate axis in front (see ``calibration_bins``)."""
+    values = {name: floats(table, name) for name in BIN_SUMS}
+    values[stats.N] = ints(table, stats.N, 0).astype(float)
+    bucket = ints(table, stats.BUCKET, -1) if plan.jackknife else None
+    out: Terms = {}
+    for name, column in values.items():
+        total = np.zeros(shape)
+        np.add.at(total, place, column)
+        if bucket is None:
+            out[name] = total[None]
+            continue
+        per_bucket = np.zeros((plan.buckets, *shape))
+        inside = bucket >= 0
+        np.add.at(per_bucket, (bucket[inside], *[p[inside] for p in place]), column[inside])
+        out[name] = np.concatenate([total[None], per_bucket.sum(axis=0)[None] - per_bucket])
+    n = np.rint(out.pop(stats.N)).astype(np.int64)
+    empty = n <= 0
+    for name in out:
+        out[name] = np.where(empty, 0.0, out[name])
+    return n, out
+
+
+def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.ndarray, Terms]:
+    """Equal-mass bins of the top-label rows, per replicate: the fine cells in order are
+    merged into M bins, cell c to bin min(M − 1, ⌊M·(W_{<c} + W_c/2)/W⌋) over the cells with
+    rows and weight (``spark_calib.metrics.bins``)."""
+    n_bins = plan.n_bins
+    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    cells = ints(table, stats.CELL, -1)
+    kept = table.filter(pa.array(top & (cells >= 0)))
+    if kept.num_rows == 0:
+        return (
+            [],
+            np.zeros((plan.replicates, 0, n_bins + 1), np.int64),
+            {name: np.zeros((plan.replicates, 0, n_bins + 1)) for name in BIN_SUMS},
+        )
+    distinct, cell_index = codes(ints(kept, stats.CELL, -1).tolist())
+    n_cells, sums = _replicated(kept, plan, (cell_index,), (len(distinct),))
+    weight = sums[stats.SUM_WEIGHT]
+    used = (n_cells > 0) & (weight > 0.0)
+    mass = np.where(used, weight, 0.0)
+    before = np.cumsum(mass, axis=1) - 0.5 * mass
+    total = mass.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        position = np.floor(before / total * float(n_bins))
+    target = np.where(used, np.minimum(np.nan_to_num(position), n_bins - 1), n_bins).astype(int)
+    replicate = np.broadcast_to(np.arange(plan.replicates)[:, None], target.shape)
+    shape = (plan.replicates, 1, n_bins + 1)
+    n = np.zeros(shape, dtype=np.int64)
+    np.add.at(n, (replicate, 0, target), np.where(used, n_cells, 0))
+    out: Terms = {}
+    for name, column in sums.items():
+        binned = np.zeros(shape)
+        np.add.at(binned, (replicate, 0, target), np.where(used, column, 0.0))
+        out[name] = binned
+    # Slot M collected the unused cells with zero sums: it must not count rows either.
+    n[..., n_bins] = 0
+    return [None], n, out
+
+
+def _div(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator/denominator, NaN where the denominator is 0 (Spark's try_divide)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(
+            denominator != 0.0, numerator / np.where(denominator != 0.0, denominator, 1.0), np.nan
+        )
+
+
+# Per-key total → the bin sum it adds up.
+_TOTALS = {
+    "w": stats.SUM_WEIGHT,
+    "brier": stats.SUM_WEIGHT_BRIER,
+    "nll": stats.SUM_WEIGHT_NLL,
+    "correct": stats.SUM_WEIGHT_CORRECT,
+    "cost": stats.SUM_WEIGHT_COST,
+    "conf": stats.SUM_WEIGHT_CONFIDENCE,
+    "outcome": stats.SUM_WEIGHT_OUTCOME,
+    "w2": stats.SUM_WEIGHT_SQ,
+    "conf_sq": stats.SUM_WEIGHT_CONFIDENCE_SQ,
+    "conf_outcome": stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
+    "spiegelhalter_var": stats.SUM_WEIGHT_SQ_SPIEGELHALTER,
+    "w2_outcome": stats.SUM_WEIGHT_SQ_OUTCOME,
+    "w2_conf": stats.SUM_WEIGHT_SQ_CONFIDENCE,
+    "w2_conf_sq": stats.SUM_WEIGHT_SQ_CONFIDENCE_SQ,
+    "w2_conf_outcome": stats.SUM_WEIGHT_SQ_CONFIDENCE_OUTCOME,
+    "w2_correct": stats.SUM_WEIGHT_SQ_CORRECT,
+    "w2_brier": stats.SUM_WEIGHT_SQ_BRIER,
+    "w2_brier_sq": stats.SUM_WEIGHT_SQ_BRIER_SQ,
+    "w2_nll": stats.SUM_WEIGHT_SQ_NLL,
+    "w2_nll_sq": stats.SUM_WEIGHT_SQ_NLL_SQ,
+}
+
+
+def _key_terms(n: np.ndarray, sums: Terms, n_bins: int, debiased: bool) -> Terms:
+    """Per (replicate, class row): the totals and the bin terms the metrics read."""
+    terms: Terms = {name: sums[column].sum(axis=-1) for name, column in _TOTALS.items()}
+    terms["n"] = n.sum(axis=-1)
+    weight = sums[stats.SUM_WEIGHT][..., :n_bins]
+    outcome = sums[stats.SUM_WEIGHT_OUTCOME][..., :n_bins]
+    confidence = sums[stats.SUM_WEIGHT_CONFIDENCE][..., :n_bins]
+    w2 = sums[stats.SUM_WEIGHT_SQ][..., :n_bins]
+    gap = outcome - confidence
+    occupied = weight > 0.0
+    safe = np.where(occupied, weight, 1.0)
+    terms["abs_gap"] = np.abs(gap).sum(axis=-1)
+    ratio = np.where(occupied, np.abs(gap) / safe, -np.inf)
+    max_gap = ratio.max(axis=-1) if n_bins else np.full(terms["n"].shape, -np.inf)
+    terms["max_gap"] = np.where(np.isneginf(max_gap), np.nan, max_gap)
+    terms["sq_gap"] = np.where(occupied, gap * gap / safe, 0.0).sum(axis=-1)
+    terms["sq_outcome"] = np.where(occupied, outcome * outcome / safe, 0.0).sum(axis=-1)
+    terms["sq_confidence_gap"] = np.where(
+        occupied, (confidence * confidence - 2.0 * confidence * outcome) / safe, 0.0
+    ).sum(axis=-1)
+    q1 = (
+        sums[stats.SUM_WEIGHT_SQ_OUTCOME][..., :n_bins]
+        - sums[stats.SUM_WEIGHT_SQ_CONFIDENCE][..., :n_bins]
+    )
+    terms["signed_q1"] = (np.sign(gap) * q1).sum(axis=-1)
+    rate = outcome / safe
+    mean = confidence / safe
+    d = rate - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(occupied, weight * weight / w2, 0.0)
+        null = SQRT_2_OVER_PI * np.sqrt(np.maximum(mean * (1.0 - mean), 0.0) * w2)
+        terms["null_abs"] = np.where(occupied, null, 0.0).sum(axis=-1)
+        debiased_sq = weight * (d * d - rate * (1.0 - rate) / (n_eff - 1.0))
+        terms["sq_debiased"] = np.where(occupied & (n_eff > 1.0), debiased_sq, 0.0).sum(axis=-1)
+        if debiased:
+            spread = np.sqrt(np.maximum(rate * (1.0 - rate), 0.0) * w2) / safe
+            positive = occupied & (spread > 0.0)
+            s = np.where(positive, spread, 1.0)
+            folded = s * SQRT_2_OVER_PI * np.exp(-(d * d) / (2.0 * s * s)) + d * erf(
+                d / (s * math.sqrt(2.0))
+            )
+            expected = np.where(positive, folded, np.abs(d))
+            terms["debias_abs"] = np.where(occupied, weight * expected, 0.0).sum(axis=-1)
+    return terms
+
+
+def _mean_se(total: str, sq_total: str, sq_square: str) -> Callable[[Terms], np.ndarray]:
+    def se(t: Terms) -> np.ndarray:
+        mean = _div(t[total], t["w"])
+        numerator = t[sq_square] - 2.0 * mean * t[sq_total] + mean * mean * t["w2"]
+        return _sqrt_variance(numerator, t["w"])
+
+    return se
+
+
+def _sqrt_variance(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.maximum(_div(numerator, denominator * denominator), 0.0))
+
+
+def _ece(t: Terms) -> np.ndarray:
+    return _div(t["abs_gap"], t["w"])
+
+
+def _ece_se(t: Terms) -> np.ndarray:
+    ece = _ece(t)
+    q2 = t["w2_outcome"] - 2.0 * t["w2_conf_outcome"] + t["w2_conf_sq"]
+    return _sqrt_variance(q2 - 2.0 * ece * t["signed_q1"] + ece * ece * t["w2"], t["w"])
+
+
+def _calibration_in_the_large_se(t: Terms) -> np.ndarray:
+    mean = _div(t["conf"] - t["outcome"], t["w"])
+    sq_total = t["w2_conf"] - t["w2_outcome"]
+    sq_square = t["w2_conf_sq"] - 2.0 * t["w2_conf_outcome"] + t["w2_outcome"]
+    return _sqrt_variance(sq_square - 2.0 * mean * sq_total + mean * mean * t["w2"], t["w"])
+
+
+def _calibration_ratio_se(t: Terms) -> np.ndarray:
+    ratio = _div(t["conf"], t["outcome"])
+    numerator = (
+        t["w2_conf_sq"] - 2.0 * ratio * t["w2_conf_outcome"] + ratio * ratio * t["w2_outcome"]
+    )
+    return _sqrt_variance(numerator, t["outcome"])
+
+
+def _spiegelhalter_z(t: Terms) -> np.ndarray:
+    numerator = t["outcome"] - t["conf"] - 2.0 * t["conf_outcome"] + 2.0 * t["conf_sq"]
+    variance = t["spiegelhalter_var"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(
+            variance > 0.0, numerator / np.sqrt(np.where(variance > 0.0, variance, 1.0)), np.nan
+        )
+
+
+def _binary_entropy(p: np.ndarray) -> np.ndarray:
+    inside = (p > 0.0) & (p < 1.0)
+    q = np.where(inside, p, 0.5)
+    return np.where(inside, -q * np.log(q) - (1.0 - q) * np.log(1.0 - q), np.nan)
+
+
+def _mean_outcome(t: Terms) -> np.ndarray:
+    return _div(t["outcome"], t["w"])
+
+
+def _ratio(name: str) -> Callable[[Terms], np.ndarray]:
+    return lambda t: _div(t[name], t["w"])
+
+
+_ACCURACY_SE = _mean_se("correct", "w2_correct", "w2_correct")
+_NLL_SE = _mean_se("nll", "w2_nll", "w2_nll_sq")
+
+VALUES: dict[str, Callable[[Terms], np.ndarray]] = {
+    "ece": _ece,
+    "classwise_ece": _ece,
+    "mce": lambda t: t["max_gap"],
+    "rmsce": lambda t: np.sqrt(_div(t["sq_gap"], t["w"])),
+    "brier": _ratio("brier"),
+    "nll": _ratio("nll"),
+    "accuracy": _ratio("correct"),
+    "count": lambda t: t["n"].astype(float),
+    "ece_debiased": lambda t: 2.0 * _ece(t) - _div(t["debias_abs"], t["w"]),
+    "rmsce_debiased": lambda t: np.sqrt(np.maximum(_div(t["sq_debiased"], t["w"]), 0.0)),
+    "ece_null": lambda t: _div(t["null_abs"], t["w"]),
+    "mean_prediction": _ratio("conf"),
+    "mean_label": _mean_outcome,
+    "calibration_ratio": lambda t: _div(t["conf"], t["outcome"]),
+    "calibration_in_the_large": lambda t: _div(t["conf"] - t["outcome"], t["w"]),
+    "normalized_entropy": lambda t: _div(_div(t["nll"], t["w"]), _binary_entropy(_mean_outcome(t))),
+    "spiegelhalter_z": _spiegelhalter_z,
+    "spiegelhalter_p": lambda t: erfc(np.abs(_spiegelhalter_z(t)) / math.sqrt(2.0)),
+    "brier_reliability": lambda t: _div(t["sq_gap"], t["w"]),
+    "brier_resolution": lambda t: _div(
+        t["sq_outcome"] - _div(t["outcome"] * t["outcome"], t["w"]), t["w"]
+    ),
+    "brier_uncertainty": lambda t: _mean_outcome(t) * (1.0 - _mean_outcome(t)),
+    "brier_within_bin": lambda t: _div(
+        t["conf_sq"] - 2.0 * t["conf_outcome"] - t["sq_confidence_gap"], t["w"]
+    ),
+    "error_rate": lambda t: 1.0 - _div(t["correct"], t["w"]),
+    "ll": lambda t: -_div(t["nll"], t["w"]),
+    "expected_misclassification_cost": _ratio("cost"),
+}
+SES: dict[str, Callable[[Terms], np.ndarray]] = {
+    "ece": _ece_se,
+    "classwise_ece": _ece_se,
+    "brier": _mean_se("brier", "w2_brier", "w2_brier_sq"),
+    "nll": _NLL_SE,
+    "ll": _NLL_SE,
+    "accuracy": _ACCURACY_SE,
+    "error_rate": _ACCURACY_SE,
+    "mean_prediction": _mean_se("conf", "w2_conf", "w2_conf_sq"),
+    "mean_label": _mean_se("outcome", "w2_outcome", "w2_outcome"),
+    "calibration_ratio": _calibration_ratio_se,
+    "calibration_in_the_large": _calibration_in_the_large_se,
+}
+
+
+def _macros(
+    names: tuple[str, ...], terms: Terms, class_rows: list[bool], present: np.ndarray
+) -> tuple[list[np.ndarray], int, float]:
+    """Per per-class metric, the mean over the classes of their defined values, per replicate;
+    and the largest class n and weight sum."""
+    selected = np.array(class_rows, dtype=bool)
+    out = []
+    for name in names:
+        per_class = VALUES[name](terms)[:, selected]
+        per_class = np.where(terms["n"][:, selected] > 0, per_class, np.nan)
+        count = (~np.isnan(per_class)).sum(axis=1)
+        total = np.nansum(per_class, axis=1)
+        out.append(np.where(count > 0, total / np.maximum(count, 1), np.nan))
+    del present
+    n = int(terms["n"][0, selected].max())
+    w = float(terms["w"][0, selected].max())
+    return out, n, w
