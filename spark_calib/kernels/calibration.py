@@ -40,10 +40,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import codes, floats, ints, labels
+from spark_calib.kernels.arrow_batch import codes, ints, labels
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
+from spark_calib.kernels.replicates import replicated
 from spark_calib.kernels.special import erf, erfc
+from spark_calib.registry.metrics import CALIBRATION, PER_CLASS
 from spark_calib.stats import schema as stats
 
 # The sums the calibration bins carry (``spark_calib.metrics.bins.BIN_SUMS``).
@@ -70,23 +72,25 @@ BIN_SUMS = (
     stats.SUM_WEIGHT_SQ_NLL_SQ,
 )
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
 Terms = dict[str, np.ndarray]
 
 
 def calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
     """The calibration and per-class metrics of one key's valid statistics rows (columns
     ``class``, ``bin``, ``bucket``, ``cell`` with equal-mass bins, ``n`` and ``BIN_SUMS``)."""
-    if not plan.calibration and not plan.per_class:
+    top_names, class_names = plan.names(CALIBRATION), plan.names(PER_CLASS)
+    if not top_names and not class_names:
         return None
     classes, n, sums = calibration_bins(table, plan)
-    terms = _key_terms(n, sums, plan.n_bins, debiased="ece_debiased" in plan.calibration)
+    terms = _key_terms(n, sums, plan.n_bins, debiased="ece_debiased" in top_names)
     rows_class: list[Any] = []
     rows_metric: list[str] = []
     columns: list[np.ndarray] = []
     se_columns: list[np.ndarray] = []
     row_index: list[int] = []
     for position, label in enumerate(classes):
-        names = plan.calibration if label is None else plan.per_class
+        names = top_names if label is None else class_names
         for name in names:
             rows_class.append(label)
             rows_metric.append(name)
@@ -104,13 +108,13 @@ def calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None
     se_values = np.array(se_columns, dtype=float)
     noise = np.array([m != "count" for m in rows_metric], dtype=bool)
     class_rows = [label is not None for label in classes]
-    if plan.per_class and any(class_rows):
-        macro_values, macro_n, macro_w = _macros(plan.per_class, terms, class_rows, present)
-        for name, value in zip(plan.per_class, macro_values, strict=True):
+    if class_names and any(class_rows):
+        macro_values, macro_n, macro_w = _macros(class_names, terms, class_rows)
+        for name, value in zip(class_names, macro_values, strict=True):
             rows_class.append(None)
             rows_metric.append(name)
             values = np.concatenate([values, value[:, None]], axis=1)
-        k = len(plan.per_class)
+        k = len(class_names)
         n_rows = np.concatenate([n_rows, np.full(k, macro_n, dtype=np.int64)])
         w_rows = np.concatenate([w_rows, np.full(k, macro_w)])
         se_values = np.concatenate([se_values, np.full(k, np.nan)])
@@ -139,33 +143,7 @@ def calibration_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.n
     bins = ints(table, stats.BIN, n_bins)
     place = (class_index, np.where((bins < 0) | (bins >= n_bins), n_bins, bins))
     shape = (len(classes), n_bins + 1)
-    return classes, *_replicated(table, plan, place, shape)
-
-
-def _replicated(
-    table: pa.Table, plan: FinishPlan, place: tuple[np.ndarray, ...], shape: tuple[int, ...]
-) -> tuple[np.ndarray, Terms]:
-    """n and the ``BIN_SUMS`` of the rows accumulated at ``place`` in an array of ``shape``,
-    with the replicate axis in front (see ``calibration_bins``)."""
-    values = {name: floats(table, name) for name in BIN_SUMS}
-    values[stats.N] = ints(table, stats.N, 0).astype(float)
-    bucket = ints(table, stats.BUCKET, -1) if plan.jackknife else None
-    out: Terms = {}
-    for name, column in values.items():
-        total = np.zeros(shape)
-        np.add.at(total, place, column)
-        if bucket is None:
-            out[name] = total[None]
-            continue
-        per_bucket = np.zeros((plan.buckets, *shape))
-        inside = bucket >= 0
-        np.add.at(per_bucket, (bucket[inside], *[p[inside] for p in place]), column[inside])
-        out[name] = np.concatenate([total[None], per_bucket.sum(axis=0)[None] - per_bucket])
-    n = np.rint(out.pop(stats.N)).astype(np.int64)
-    empty = n <= 0
-    for name in out:
-        out[name] = np.where(empty, 0.0, out[name])
-    return n, out
+    return classes, *replicated(table, plan, place, shape, BIN_SUMS)
 
 
 def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.ndarray, Terms]:
@@ -183,7 +161,7 @@ def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.n
             {name: np.zeros((plan.replicates, 0, n_bins + 1)) for name in BIN_SUMS},
         )
     distinct, cell_index = codes(ints(kept, stats.CELL, -1).tolist())
-    n_cells, sums = _replicated(kept, plan, (cell_index,), (len(distinct),))
+    n_cells, sums = replicated(kept, plan, (cell_index,), (len(distinct),), BIN_SUMS)
     weight = sums[stats.SUM_WEIGHT]
     used = (n_cells > 0) & (weight > 0.0)
     mass = np.where(used, weight, 0.0)
@@ -396,7 +374,7 @@ SES: dict[str, Callable[[Terms], np.ndarray]] = {
 
 
 def _macros(
-    names: tuple[str, ...], terms: Terms, class_rows: list[bool], present: np.ndarray
+    names: tuple[str, ...], terms: Terms, class_rows: list[bool]
 ) -> tuple[list[np.ndarray], int, float]:
     """Per per-class metric, the mean over the classes of their defined values, per replicate;
     and the largest class n and weight sum."""
@@ -408,7 +386,6 @@ def _macros(
         count = (~np.isnan(per_class)).sum(axis=1)
         total = np.nansum(per_class, axis=1)
         out.append(np.where(count > 0, total / np.maximum(count, 1), np.nan))
-    del present
     n = int(terms["n"][0, selected].max())
     w = float(terms["w"][0, selected].max())
     return out, n, w

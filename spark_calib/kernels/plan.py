@@ -7,22 +7,32 @@ pickled to the Python workers with the kernels, so it holds no pydantic or Spark
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class FinishPlan:
-    """``calibration``: the top-label calibration metrics (class null rows), ``per_class``: the
-    one-vs-rest ones (a row per class and a macro row); ``n_bins`` M and ``equal_mass`` (bins
-    merged from the fine cells, ``spark_calib.metrics.bins``); ``method`` of the uncertainty
-    (analytic, jackknife or none), ``critical_value`` of its interval and ``buckets`` G."""
+    """``metrics``: (registry family, the requested metric names of that family) pairs;
+    ``n_bins`` M and ``equal_mass`` (calibration bins merged from the fine cells,
+    ``spark_calib.metrics.bins``); ``method`` of the uncertainty (analytic, jackknife or none),
+    ``critical_value`` of its interval and ``buckets`` G; ``settings``: (name, plain value)
+    pairs of the config values a family reads (``setting``)."""
 
-    calibration: tuple[str, ...]
-    per_class: tuple[str, ...]
+    metrics: tuple[tuple[str, tuple[str, ...]], ...]
     n_bins: int
     equal_mass: bool
     method: str
     critical_value: float
     buckets: int
+    settings: tuple[tuple[str, Any], ...] = ()
+
+    def names(self, family: str) -> tuple[str, ...]:
+        """The requested metrics of ``family`` (empty when none)."""
+        return next((names for name, names in self.metrics if name == family), ())
+
+    def setting(self, name: str, default: Any = None) -> Any:
+        """The config value ``name`` (``default`` when the plan has none)."""
+        return next((value for key, value in self.settings if key == name), default)
 
     @property
     def jackknife(self) -> bool:

@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 import spark_calib.kernels
+import spark_calib.registry.metrics
 import spark_calib.stats.schema
 from spark_calib.config import Config
 from spark_calib.kernels.calibration import BIN_SUMS
@@ -35,15 +36,18 @@ KERNEL_FAMILIES = {CALIBRATION: "calibration", PER_CLASS: "calibration"}
 # Statistics rows up to which the driver finishes them from one toArrow(): starting the Python
 # workers and shuffling costs more than the driver's NumPy below this (docs/benchmarks.md).
 DRIVER_MAX_ROWS = 200_000
-_KERNEL_MODULES = (spark_calib.kernels, spark_calib.stats.schema)
+_KERNEL_MODULES = (spark_calib.kernels, spark_calib.stats.schema, spark_calib.registry.metrics)
 
 
 def finish_plan(cfg: Config, specs: list[MetricSpec]) -> FinishPlan:
     """The plain-value plan of what the kernels compute for ``specs`` under ``cfg``."""
     uncertainty = cfg.uncertainty
+    families = dict.fromkeys(spec.family for spec in specs)
     return FinishPlan(
-        calibration=tuple(spec.name for spec in specs if spec.family == CALIBRATION),
-        per_class=tuple(spec.name for spec in specs if spec.family == PER_CLASS),
+        metrics=tuple(
+            (family, tuple(spec.name for spec in specs if spec.family == family))
+            for family in families
+        ),
         n_bins=cfg.binning.n_bins,
         equal_mass=cfg.binning.strategy == "equal_mass",
         method=uncertainty.method,

@@ -38,6 +38,7 @@ __all__ = [
     "defined_values",
 ]
 
+
 def defined_values(metrics: DataFrame) -> DataFrame:
     """``metrics`` (``METRICS_COLUMNS`` and ``se``, null where a family has none) with a value
     that double precision cannot represent set to null.

@@ -122,7 +122,11 @@ METRICS: dict[str, MetricSpec] = {
             CALIBRATION,
             CLASSIFICATION_TASKS,
         ),
-        _spec("rmsce_debiased", CALIBRATION, CLASSIFICATION_TASKS, ),
+        _spec(
+            "rmsce_debiased",
+            CALIBRATION,
+            CLASSIFICATION_TASKS,
+        ),
         _spec(
             "ece_null",
             CALIBRATION,

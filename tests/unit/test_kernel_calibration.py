@@ -40,8 +40,7 @@ ALL = (
 
 def _plan(names: tuple[str, ...] = ALL, method: str = "analytic", buckets: int = 0) -> FinishPlan:
     return FinishPlan(
-        calibration=names,
-        per_class=(),
+        metrics=(("calibration", names),),
         n_bins=15,
         equal_mass=False,
         method=method,

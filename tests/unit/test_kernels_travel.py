@@ -50,7 +50,7 @@ def test_the_grouped_function_runs_where_spark_calib_cannot_be_imported() -> Non
     rng = np.random.default_rng(5)
     s = rng.uniform(size=500)
     table = binary_key_table(s, (rng.uniform(size=500) < s).astype(float))
-    plan = FinishPlan(("ece", "count"), (), 15, False, "analytic", 1.96, 0)
+    plan = FinishPlan((("calibration", ("ece", "count")),), 15, False, "analytic", 1.96, 0)
     function = finish_group(plan, ("calibration",))
     ship_kernels()
     done = _run_without_spark_calib(cloudpickle.dumps((function, table)))
@@ -62,11 +62,11 @@ def test_the_grouped_function_runs_where_spark_calib_cannot_be_imported() -> Non
 
 def test_without_shipping_the_worker_fails_to_import_spark_calib() -> None:
     # The control: pickled by reference, the function needs spark_calib on the worker.
-    plan = FinishPlan(("count",), (), 15, False, "none", 1.96, 0)
+    plan = FinishPlan((("calibration", ("count",)),), 15, False, "none", 1.96, 0)
     function = finish_group(plan, ("calibration",))
     table = binary_key_table(np.array([0.5]), np.array([1.0]))
     payload = cloudpickle.dumps((function, table))
-    for name in ("spark_calib.kernels", "spark_calib.stats.schema"):
+    for name in ("spark_calib.kernels", "spark_calib.stats.schema", "spark_calib.registry.metrics"):
         cloudpickle.unregister_pickle_by_value(sys.modules[name])
     try:
         payload = cloudpickle.dumps((function, table))
