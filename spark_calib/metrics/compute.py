@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config, ConfigSource, load_config
-from spark_calib.metrics.finish import KERNEL_FAMILIES, finished_metrics
+from spark_calib.metrics.finish import KERNEL_FAMILIES, finished_metrics, reads_cells
 from spark_calib.metrics.output import (
     ERROR_BOUND,
     METRIC,
@@ -63,7 +63,7 @@ def metrics_from_stats(
     others = [spec.name for spec in specs if spec.family not in KERNEL_FAMILIES and not spec.table]
     frames = []
     if finished:
-        source = stats_df if cfg.binning.strategy == "equal_mass" else bins
+        source = stats_df if reads_cells(cfg, finished) else bins
         frames.append(finished_metrics(source, cfg, finished))
     if others or not finished:
         frames.append(

@@ -23,7 +23,6 @@ import spark_calib.kernels
 import spark_calib.registry.metrics
 import spark_calib.stats.schema
 from spark_calib.config import Config
-from spark_calib.kernels.calibration import BIN_SUMS
 from spark_calib.kernels.finish import finish_group, finish_table
 from spark_calib.kernels.output_columns import METRICS_DDL
 from spark_calib.kernels.plan import FinishPlan
@@ -33,6 +32,8 @@ from spark_calib.stats import schema as stats
 
 # Registry family → the kernel that finishes it.
 KERNEL_FAMILIES = {CALIBRATION: "calibration", PER_CLASS: "calibration"}
+# The families whose kernels read the fine cells.
+CELL_FAMILIES: frozenset[str] = frozenset()
 # Statistics rows up to which the driver finishes them from one toArrow(): starting the Python
 # workers and shuffling costs more than the driver's NumPy below this (docs/benchmarks.md).
 DRIVER_MAX_ROWS = 200_000
@@ -56,6 +57,13 @@ def finish_plan(cfg: Config, specs: list[MetricSpec]) -> FinishPlan:
     )
 
 
+def reads_cells(cfg: Config, specs: list[MetricSpec]) -> bool:
+    """Whether the kernels of ``specs`` read the fine cells (else the bin grain suffices)."""
+    return cfg.binning.strategy == "equal_mass" or any(
+        spec.family in CELL_FAMILIES for spec in specs
+    )
+
+
 def finished_metrics(
     source: DataFrame,
     cfg: Config,
@@ -67,18 +75,9 @@ def finished_metrics(
     (the bin grain, or the fine cells for equal-mass bins). Runs one Spark job at once."""
     plan = finish_plan(cfg, specs)
     kernels = tuple(dict.fromkeys(KERNEL_FAMILIES[spec.family] for spec in specs))
-    wanted = (
-        *stats.SLICE_KEY_COLUMNS,
-        stats.CLASS,
-        stats.BIN,
-        stats.CELL,
-        stats.BUCKET,
-        stats.N,
-        *BIN_SUMS,
-    )
     present = set(source.columns)
     feed = source.where(F.col(stats.REASON).isNull()).select(
-        *[name for name in wanted if name in present]
+        *[name for name in stats.STATS_COLUMNS if name in present and name != stats.REASON]
     )
     head = feed.limit(driver_max_rows + 1).toArrow()
     spark = source.sparkSession
