@@ -25,13 +25,27 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from spark_calib.constants import LOGIT_CLIP
+from spark_calib.kernels.cell_grid import (
+    EQUAL_WIDTH_CELLS,
+    LOG_ODDS_CELLS,
+    LOG_ODDS_LIMIT,
+    LOG_ODDS_STEP,
+    MAX_CELLS_PER_KEY,
+)
 from spark_calib.rows.binning import bin_index
 
-EQUAL_WIDTH_CELLS = 1000
-LOG_ODDS_STEP = 16  # cells per unit of log-odds
-LOG_ODDS_LIMIT = int(LOGIT_CLIP)  # |z| of the two end cells, which hold the clipped logits
-LOG_ODDS_CELLS = 2 * LOG_ODDS_LIMIT * LOG_ODDS_STEP + 2  # 1186, with the two end cells
-MAX_CELLS_PER_KEY = EQUAL_WIDTH_CELLS + LOG_ODDS_CELLS - 1
+__all__ = [
+    "EQUAL_WIDTH_CELLS",
+    "LOG_ODDS_CELLS",
+    "LOG_ODDS_LIMIT",
+    "LOG_ODDS_STEP",
+    "MAX_CELLS_PER_KEY",
+    "cell_index",
+    "cell_lower",
+    "cell_upper",
+    "log_odds_cell",
+    "logit",
+]
 
 
 def logit(score: Column) -> Column:

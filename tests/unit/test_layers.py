@@ -19,11 +19,15 @@ LAYERS: dict[str, int] = {
     "spark_calib.constants": 0,
     "spark_calib.local_data": 0,
     "spark_calib.registry": 1,
+    # The statistics table's column names: names only, read by the kernels and the rows.
+    "spark_calib.stats.schema": 1,
     "spark_calib.config": 2,
     "spark_calib.rows": 3,
+    # The NumPy kernels (statistics → outputs) sit with the rows: both are the leaves the
+    # orchestration above them runs; the rows read the fine-cell grid's sizes from them.
+    "spark_calib.kernels": 3,
     "spark_calib.slicing": 4,
     "spark_calib.stats": 5,
-    "spark_calib.kernels": 5,
     "spark_calib.metrics": 6,
     "spark_calib.recalibration": 6,
     "spark_calib.windows": 7,
@@ -192,6 +196,7 @@ KERNEL_IMPORTS = frozenset(
         "spark_calib.kernels",
         "spark_calib.stats.schema",
         "spark_calib.registry.metrics",
+        "spark_calib.constants",
     }
 )
 
