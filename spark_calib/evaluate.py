@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -11,13 +10,17 @@ from pyspark.sql.types import DataType
 
 from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.errors import ConfigError, InvalidRowsError, SchemaError
-from spark_calib.metrics.compute import metrics_from_stats
-from spark_calib.metrics.decision import confusion_from_stats
 from spark_calib.metrics.exact_ranking import exact_ranking_metrics
+from spark_calib.metrics.finish import (
+    METRICS,
+    RELIABILITY,
+    Finished,
+    finish,
+    finished_specs,
+    reads_cells,
+    statistics_head,
+)
 from spark_calib.metrics.output import defined_values
-from spark_calib.metrics.ranking import roc_from_stats, thresholds_from_stats
-from spark_calib.metrics.regression import regression_calibration_from_stats
-from spark_calib.metrics.reliability import reliability_from_stats
 from spark_calib.metrics.uncertainty import with_intervals
 from spark_calib.recalibration.table import multiclass_recalibration_table, recalibration_table
 from spark_calib.registry import EXACT_RANKING, MetricSpec, resolve_metrics
@@ -29,16 +32,10 @@ from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
 from spark_calib.slicing.plan import choose_strategy
 from spark_calib.stats.aggregate import aggregate_stats
 from spark_calib.stats.combine import bin_grain
-from spark_calib.stats.counts import row_counts
+from spark_calib.stats.counts import counts_by_reason, row_counts
 
 # With no non-null array to measure, K is irrelevant: every row is invalid (null_probs).
 FALLBACK_NUM_CLASSES = 2
-# ``MetricSpec.table`` → the builder of that ``EvaluationResult`` table from the statistics.
-_TABLES: dict[str, Callable[[DataFrame, Config], DataFrame]] = {
-    "confusion": confusion_from_stats,
-    "thresholds": thresholds_from_stats,
-    "roc": roc_from_stats,
-}
 
 
 def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
@@ -46,10 +43,13 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
 
     ``config`` is a mapping, a YAML path or a ``Config`` (see the README's config reference).
     Config and schema problems raise ``ConfigError``/``SchemaError`` before any Spark action.
-    Then one aggregation scans ``df`` once and its small statistics table is cached, and so,
-    when it has fine cells, is its sum over them (``sum_over_cells``); ``metrics``,
-    ``reliability`` and ``stats`` read only those caches. For multiclass without
-    ``num_classes`` or ``class_names``, K is read from the first non-null array (a one-row job).
+    Then one aggregation scans ``df`` once and its small statistics table is cached. When it
+    has at most ``DRIVER_MAX_ROWS`` rows, it comes to the driver whole in that one action, and
+    every output (the metrics, reliability, confusion, ROC, thresholds and regression
+    calibration tables) is finished there by the NumPy kernels and returned as a local frame;
+    otherwise one grouped Arrow pass over the cached statistics finishes them on the workers.
+    For multiclass without ``num_classes`` or ``class_names``, K is read from the first
+    non-null array (a one-row job).
 
     With ``recalibration``, the binary and top-label maps are fitted and scored from the cached
     statistics' fine cells (one small collect, no pass over ``df``) into
@@ -71,24 +71,22 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    counts = row_counts(stats_df, cfg)
+    # One action: small statistics come to the driver whole, and every output the kernels
+    # finish is computed there from this one table.
+    head = statistics_head(stats_df)
+    counts = row_counts(stats_df, cfg) if head is None else counts_by_reason(head, cfg)
     n_rows = sum(counts.values())
     invalid_counts = {reason: n for reason, n in counts.items() if reason is not None}
     n_invalid = sum(invalid_counts.values())
     if n_rows and n_invalid / n_rows > cfg.max_invalid_fraction:
         stats_df.unpersist()
         raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
-    with_std = "std" in cfg.features()
-    bin_stats = _cached_bin_grain(stats_df, cfg)
-    tables = {
-        spec.table: _TABLES[spec.table](bin_stats if spec.table == "confusion" else stats_df, cfg)
-        for spec in specs
-        if spec.table
-    }
-    uniform = cfg.binning.strategy == "uniform"
+    outputs = _outputs(cfg, specs)
+    finished = _finished(stats_df, head, cfg, specs, outputs)
+    tables = {name: finished.outputs[name] for name in outputs if name not in _OWN_FIELDS}
     return EvaluationResult(
-        metrics=_metrics(stats_df, bin_stats, rows, cfg, specs),
-        reliability=reliability_from_stats(bin_stats if uniform else stats_df, cfg),
+        metrics=_metrics(stats_df, rows, cfg, specs, finished.outputs[METRICS]),
+        reliability=finished.outputs[RELIABILITY],
         stats=stats_df,
         invalid=_invalid_rows(df, cfg, types, num_classes, any_invalid=n_invalid > 0),
         n_rows=n_rows,
@@ -97,42 +95,54 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         num_classes=num_classes,
         config=cfg,
         **tables,
-        regression_calibration=(
-            regression_calibration_from_stats(bin_stats, cfg)
-            if cfg.task == "regression" and with_std
-            else None
-        ),
         recalibration=_recalibration(stats_df, rows, cfg, num_classes),
-        _cached=(stats_df,) if bin_stats is stats_df else (stats_df, bin_stats),
+        _cached=(stats_df, *finished.cached),
     )
 
 
-def _cached_bin_grain(stats_df: DataFrame, cfg: Config) -> DataFrame:
-    """The statistics summed over the fine cells and threshold counts (``bin_grain``), cached,
-    when they have any; else the statistics themselves. Every output but the cell and
-    threshold ones reads this: on a binary task with cells it has some 25 times fewer rows,
-    and each output is one more pass over the cached rows it reads."""
-    binned = bin_grain(stats_df, cfg)
-    if binned is stats_df:
-        return stats_df
-    return binned.persist(StorageLevel.MEMORY_AND_DISK)
+# The outputs that are EvaluationResult fields of their own (the others go by their name).
+_OWN_FIELDS = frozenset({METRICS, RELIABILITY})
+REGRESSION_CALIBRATION = "regression_calibration"
+
+
+def _outputs(cfg: Config, specs: list[MetricSpec]) -> tuple[str, ...]:
+    """The kernels' outputs of ``cfg``: the metrics, the reliability table, the tables the
+    requested names produce, and the regression calibration table of a regression with σ."""
+    tables = [spec.table for spec in specs if spec.table]
+    if cfg.task == "regression" and "std" in cfg.features():
+        tables.append(REGRESSION_CALIBRATION)
+    return (METRICS, RELIABILITY, *dict.fromkeys(tables))
+
+
+def _finished(
+    stats_df: DataFrame,
+    head: pa.Table | None,
+    cfg: Config,
+    specs: list[MetricSpec],
+    outputs: tuple[str, ...],
+) -> Finished:
+    """The kernels' outputs, on the driver from ``head`` (every statistics row) or in one
+    grouped pass over the statistics: the fine cells when an output reads them, else their
+    sum over the cells (``bin_grain``: on a binary task with cells some 25 times fewer rows)."""
+    finished = finished_specs(specs)
+    source = stats_df if reads_cells(cfg, finished, outputs) else bin_grain(stats_df, cfg)
+    return finish(source, cfg, finished, outputs, head)
 
 
 def _metrics(
     stats_df: DataFrame,
-    bin_stats: DataFrame,
     rows: DataFrame,
     cfg: Config,
     specs: list[MetricSpec],
+    finished: DataFrame,
 ) -> DataFrame:
-    """The metrics table: everything from the statistics, plus the exact ranking metrics from
-    a second pass over the canonical rows when they are requested."""
-    from_stats = metrics_from_stats(stats_df, cfg, bin_stats=bin_stats)
+    """The metrics table: the kernels' rows, and the exact ranking metrics from a second pass
+    over the canonical rows when they are requested."""
     exact = [spec for spec in specs if spec.family == EXACT_RANKING]
     if not exact:
-        return from_stats
+        return finished
     exact_metrics = defined_values(exact_ranking_metrics(rows, cfg, exact))
-    return from_stats.unionByName(with_intervals(exact_metrics, bin_stats, cfg))
+    return finished.unionByName(with_intervals(exact_metrics, stats_df, cfg))
 
 
 def _recalibration(

@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from spark_calib.kernels.arrow_batch import codes, ints, labels
+from spark_calib.kernels.cell_grid import cell_lower, cell_upper
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.kernels.replicates import replicated
@@ -48,7 +50,7 @@ from spark_calib.kernels.special import erf, erfc
 from spark_calib.registry.metrics import CALIBRATION, PER_CLASS
 from spark_calib.stats import schema as stats
 
-# The sums the calibration bins carry (``spark_calib.metrics.bins.BIN_SUMS``).
+# The sums the calibration bins carry.
 BIN_SUMS = (
     stats.SUM_WEIGHT,
     stats.SUM_WEIGHT_CONFIDENCE,
@@ -82,12 +84,13 @@ def calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None
     top_names, class_names = plan.names(CALIBRATION), plan.names(PER_CLASS)
     if not top_names and not class_names:
         return None
-    classes, n, sums = calibration_bins(table, plan)
-    terms = _key_terms(n, sums, plan.n_bins, debiased="ece_debiased" in top_names)
+    bins = calibration_bins(table, plan)
+    classes = bins.classes
+    terms = _key_terms(bins.n, bins.sums, plan.n_bins, debiased="ece_debiased" in top_names)
     rows_class: list[Any] = []
     rows_metric: list[str] = []
     columns: list[np.ndarray] = []
-    se_columns: list[np.ndarray] = []
+    se_columns: list[float] = []
     row_index: list[int] = []
     for position, label in enumerate(classes):
         names = top_names if label is None else class_names
@@ -96,7 +99,7 @@ def calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None
             rows_metric.append(name)
             columns.append(VALUES[name](terms)[:, position])
             se = SES.get(name)
-            se_columns.append(se(terms)[0, position] if se else np.float64(np.nan))
+            se_columns.append(float(se(terms)[0, position]) if se else math.nan)
             row_index.append(position)
     n_rows = terms["n"][0, row_index] if row_index else np.zeros(0, dtype=np.int64)
     w_rows = terms["w"][0, row_index] if row_index else np.zeros(0)
@@ -131,11 +134,24 @@ def calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None
     )
 
 
-def calibration_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.ndarray, Terms]:
-    """The key's classes and its bins' n and sums, arrays of shape (R, classes, M + 1): R the
-    point estimate then the G leave-one-bucket-out replicates; slot M holds the rows without a
-    bin (regression), which count in the totals but in no bin. A replicate's bin without rows
-    has its sums set to exactly 0 (not the rounding residue of total − bucket)."""
+@dataclass(frozen=True)
+class CalibrationBins:
+    """A key's calibration bins: its class rows (None: top-label), n and the ``BIN_SUMS`` of
+    shape (R, classes, M + 1) (R: the point estimate then the G leave-one-bucket-out
+    replicates; slot M holds the rows without a bin (regression), which count in the totals
+    but in no bin), and the point estimate's bin edges, shape (classes, M) (NaN: an
+    equal-mass bin that no cell fell in)."""
+
+    classes: list[Any]
+    n: np.ndarray
+    sums: Terms
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def calibration_bins(table: pa.Table, plan: FinishPlan) -> CalibrationBins:
+    """The key's calibration bins (``binning.strategy``). A replicate's bin without rows has
+    its sums set to exactly 0 (not the rounding residue of total − bucket)."""
     if plan.equal_mass:
         return _equal_mass_bins(table, plan)
     n_bins = plan.n_bins
@@ -143,22 +159,29 @@ def calibration_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.n
     bins = ints(table, stats.BIN, n_bins)
     place = (class_index, np.where((bins < 0) | (bins >= n_bins), n_bins, bins))
     shape = (len(classes), n_bins + 1)
-    return classes, *replicated(table, plan, place, shape, BIN_SUMS)
+    n, sums = replicated(table, plan, place, shape, BIN_SUMS)
+    edges = np.arange(n_bins + 1, dtype=float) / float(n_bins)
+    lower = np.broadcast_to(edges[:-1], (len(classes), n_bins))
+    upper = np.broadcast_to(edges[1:], (len(classes), n_bins))
+    return CalibrationBins(classes, n, sums, lower, upper)
 
 
-def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.ndarray, Terms]:
+def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> CalibrationBins:
     """Equal-mass bins of the top-label rows, per replicate: the fine cells in order are
     merged into M bins, cell c to bin min(M − 1, ⌊M·(W_{<c} + W_c/2)/W⌋) over the cells with
-    rows and weight (``spark_calib.metrics.bins``)."""
+    rows and weight; a bin's edges are its first cell's lower
+    and its last cell's upper edge."""
     n_bins = plan.n_bins
     top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
     cells = ints(table, stats.CELL, -1)
     kept = table.filter(pa.array(top & (cells >= 0)))
     if kept.num_rows == 0:
-        return (
+        return CalibrationBins(
             [],
             np.zeros((plan.replicates, 0, n_bins + 1), np.int64),
             {name: np.zeros((plan.replicates, 0, n_bins + 1)) for name in BIN_SUMS},
+            np.zeros((0, n_bins)),
+            np.zeros((0, n_bins)),
         )
     distinct, cell_index = codes(ints(kept, stats.CELL, -1).tolist())
     n_cells, sums = replicated(kept, plan, (cell_index,), (len(distinct),), BIN_SUMS)
@@ -173,15 +196,24 @@ def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> tuple[list[Any], np.n
     replicate = np.broadcast_to(np.arange(plan.replicates)[:, None], target.shape)
     shape = (plan.replicates, 1, n_bins + 1)
     n = np.zeros(shape, dtype=np.int64)
-    np.add.at(n, (replicate, 0, target), np.where(used, n_cells, 0))
+    row = np.zeros_like(target)
+    np.add.at(n, (replicate, row, target), np.where(used, n_cells, 0))
     out: Terms = {}
     for name, column in sums.items():
         binned = np.zeros(shape)
-        np.add.at(binned, (replicate, 0, target), np.where(used, column, 0.0))
+        np.add.at(binned, (replicate, row, target), np.where(used, column, 0.0))
         out[name] = binned
     # Slot M collected the unused cells with zero sums: it must not count rows either.
     n[..., n_bins] = 0
-    return [None], n, out
+    ids = np.asarray(distinct, dtype=np.int64)
+    lower = np.full(n_bins + 1, np.inf)
+    upper = np.full(n_bins + 1, -np.inf)
+    np.minimum.at(lower, target[0], cell_lower(ids))
+    np.maximum.at(upper, target[0], cell_upper(ids))
+    empty = np.isinf(lower[:n_bins])
+    lower_edges = np.where(empty, np.nan, lower[:n_bins])[None]
+    upper_edges = np.where(empty, np.nan, upper[:n_bins])[None]
+    return CalibrationBins([None], n, out, lower_edges, upper_edges)
 
 
 def _div(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ def jackknife_se(replicates: np.ndarray) -> np.ndarray:
 
 def defined(values: np.ndarray, weight_sum: np.ndarray, metrics: list[str]) -> np.ndarray:
     """``values`` (…, rows) with NaN where the weight sum overflowed (not for ``count``)."""
-    overflowed = np.isinf(weight_sum) & np.array([m != COUNT_METRIC for m in metrics])
+    overflowed = np.isinf(weight_sum) & np.array([m != COUNT_METRIC for m in metrics], dtype=bool)
     return np.where(overflowed, np.nan, values)
 
 

@@ -2,13 +2,16 @@
 keys (one ``toArrow()`` on the driver), with the same functions either way.
 
 Per slice key (model_version, slice_name, slice_value): n_eff = (Σw)²/Σw² of its top-label
-(class null) rows, then every kernel of ``kernels`` in turn, their estimates as rows of the
-metrics table (``spark_calib.kernels.estimates.table_rows``).
+(class null) rows, then every metric kernel of ``kernels`` in turn, their estimates as rows of
+the metrics table (``spark_calib.kernels.estimates.table_rows``), and the rows of the other
+requested output tables (``spark_calib.kernels.registry.TABLES``). On the workers the outputs
+of a key travel as one Arrow table, a tagged union (``OUTPUT`` names the output of a row;
+``union_schema``), which the caller splits once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,8 +21,18 @@ from spark_calib.kernels.arrow_batch import floats, labels, split_keys, to_table
 from spark_calib.kernels.estimates import table_rows
 from spark_calib.kernels.output_columns import METRICS_ARROW_SCHEMA
 from spark_calib.kernels.plan import FinishPlan
-from spark_calib.kernels.registry import kernel
+from spark_calib.kernels.registry import TABLES, kernel
+from spark_calib.kernels.registry import table as table_kernel
 from spark_calib.stats.schema import CLASS, SLICE_KEY_COLUMNS, SUM_WEIGHT, SUM_WEIGHT_SQ
+
+METRICS = "metrics"
+RELIABILITY = "reliability"
+OUTPUT_SCHEMAS = {
+    METRICS: METRICS_ARROW_SCHEMA,
+    **{name: schema for name, (_, schema) in TABLES.items()},
+}
+# The tag column of the workers' union of the outputs.
+OUTPUT = "_output"
 
 
 def key_n_eff(table: pa.Table) -> float:
@@ -30,34 +43,72 @@ def key_n_eff(table: pa.Table) -> float:
     return w * w / w2 if w2 != 0.0 else float("nan")
 
 
-def key_rows(
-    key: tuple[Any, ...], table: pa.Table, plan: FinishPlan, kernels: tuple[str, ...]
-) -> list[tuple[Any, ...]]:
-    """The metrics-table rows of one slice key's statistics."""
-    n_eff = key_n_eff(table)
-    rows: list[tuple[Any, ...]] = []
-    for name in kernels:
-        estimates = kernel(name)(table, plan)
-        if estimates is not None:
-            rows.extend(table_rows(key, estimates, plan, n_eff))
+def key_outputs(
+    key: tuple[Any, ...],
+    statistics: pa.Table,
+    plan: FinishPlan,
+    kernels: Sequence[str],
+    outputs: Sequence[str],
+) -> dict[str, list[tuple[Any, ...]]]:
+    """Each requested output's rows of one slice key's statistics."""
+    rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in outputs}
+    if METRICS in rows:
+        n_eff = key_n_eff(statistics)
+        for name in kernels:
+            estimates = kernel(name)(statistics, plan)
+            if estimates is not None:
+                rows[METRICS].extend(table_rows(key, estimates, plan, n_eff))
+    for name in outputs:
+        if name != METRICS:
+            rows[name].extend(table_kernel(name)[0](key, statistics, plan))
     return rows
 
 
-def finish_table(table: pa.Table, plan: FinishPlan, kernels: tuple[str, ...]) -> pa.Table:
-    """The metrics rows of every slice key of ``table`` (the driver path)."""
-    rows: list[tuple[Any, ...]] = []
+def finish_table(
+    table: pa.Table,
+    plan: FinishPlan,
+    kernels: Sequence[str],
+    outputs: Sequence[str] = (METRICS,),
+) -> dict[str, pa.Table]:
+    """Every requested output of every slice key of ``table`` (the driver path)."""
+    rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in outputs}
     for key, part in split_keys(table, SLICE_KEY_COLUMNS):
-        rows.extend(key_rows(key, part, plan, kernels))
-    return to_table(rows, METRICS_ARROW_SCHEMA)
+        for name, found in key_outputs(key, part, plan, kernels, outputs).items():
+            rows[name].extend(found)
+    return {name: to_table(found, OUTPUT_SCHEMAS[name]) for name, found in rows.items()}
 
 
-def finish_group(plan: FinishPlan, kernels: tuple[str, ...]) -> Callable[[pa.Table], pa.Table]:
-    """The function ``applyInArrow`` runs on each slice key's rows (the grouped path)."""
+def union_schema(outputs: Sequence[str]) -> pa.Schema:
+    """The tag, then every column of the ``outputs`` once (the first output's type wins:
+    the outputs share their key columns, n and the interval columns)."""
+    fields: dict[str, pa.Field] = {OUTPUT: pa.field(OUTPUT, pa.string())}
+    for name in outputs:
+        for field in OUTPUT_SCHEMAS[name]:
+            fields.setdefault(field.name, field)
+    return pa.schema(list(fields.values()))
+
+
+def finish_group(
+    plan: FinishPlan, kernels: Sequence[str], outputs: Sequence[str]
+) -> Callable[[pa.Table], pa.Table]:
+    """The function ``applyInArrow`` runs on each slice key's rows (the grouped path): the
+    key's outputs as one tagged Arrow table of ``union_schema(outputs)``."""
+    schema = union_schema(outputs)
 
     def finish(table: pa.Table) -> pa.Table:
         if table.num_rows == 0:
-            return METRICS_ARROW_SCHEMA.empty_table()
+            return schema.empty_table()
         key = tuple(table.column(name)[0].as_py() for name in SLICE_KEY_COLUMNS)
-        return to_table(key_rows(key, table, plan, kernels), METRICS_ARROW_SCHEMA)
+        parts = []
+        for name, rows in key_outputs(key, table, plan, kernels, outputs).items():
+            part = to_table(rows, OUTPUT_SCHEMAS[name])
+            columns = {OUTPUT: pa.array([name] * part.num_rows, pa.string())}
+            for field in schema:
+                if field.name in part.column_names:
+                    columns[field.name] = part.column(field.name)
+                elif field.name != OUTPUT:
+                    columns[field.name] = pa.nulls(part.num_rows, field.type)
+            parts.append(pa.table(columns, schema=schema))
+        return pa.concat_tables(parts) if parts else schema.empty_table()
 
     return finish

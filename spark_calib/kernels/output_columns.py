@@ -37,8 +37,41 @@ METRICS_ARROW_SCHEMA = pa.schema(
         for name in TABLE_COLUMNS
     ]
 )
-# The same schema as Spark DDL, for ``applyInArrow``.
-METRICS_DDL = ", ".join(
-    f"`{name}` {'string' if name in _STRING else 'bigint' if name == N else 'double'}"
-    for name in TABLE_COLUMNS
+
+# The reliability table (``spark_calib.kernels.reliability``).
+RELIABILITY_COLUMNS = (
+    *KEY_COLUMNS,
+    "bin",
+    "bin_lower",
+    "bin_upper",
+    "n",
+    "weight_sum",
+    "mean_confidence",
+    "accuracy",
+    "gap",
+    "n_eff",
+    "ci_lower",
+    "ci_upper",
 )
+_INTEGER = {"bin": pa.int32(), N: pa.int64()}
+RELIABILITY_ARROW_SCHEMA = pa.schema(
+    [
+        pa.field(
+            name,
+            pa.string() if name in _STRING else _INTEGER.get(name, pa.float64()),
+        )
+        for name in RELIABILITY_COLUMNS
+    ]
+)
+
+_SPARK_TYPES = {
+    pa.string(): "string",
+    pa.int64(): "bigint",
+    pa.int32(): "int",
+    pa.float64(): "double",
+}
+
+
+def spark_ddl(schema: pa.Schema) -> str:
+    """``schema`` as a Spark DDL string (for ``applyInArrow`` and local frames)."""
+    return ", ".join(f"`{field.name}` {_SPARK_TYPES[field.type]}" for field in schema)

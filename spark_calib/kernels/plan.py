@@ -14,9 +14,9 @@ from typing import Any
 class FinishPlan:
     """``metrics``: (registry family, the requested metric names of that family) pairs;
     ``n_bins`` M and ``equal_mass`` (calibration bins merged from the fine cells,
-    ``spark_calib.metrics.bins``); ``method`` of the uncertainty (analytic, jackknife or none),
-    ``critical_value`` of its interval and ``buckets`` G; ``settings``: (name, plain value)
-    pairs of the config values a family reads (``setting``)."""
+    ``spark_calib.kernels.calibration``); ``method`` of the uncertainty (analytic, jackknife
+    or none), ``critical_value`` of its interval and ``buckets`` G; ``settings``: (name,
+    plain value) pairs of the config values a family reads (``setting``)."""
 
     metrics: tuple[tuple[str, tuple[str, ...]], ...]
     n_bins: int

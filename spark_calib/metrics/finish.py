@@ -1,49 +1,116 @@
-"""Statistics → metrics rows by the NumPy kernels (``spark_calib.kernels``), in one pass.
+"""Statistics → outputs by the NumPy kernels (``spark_calib.kernels``), in one pass.
 
-The families that a kernel finishes (``KERNEL_FAMILIES``) are computed from the valid
-statistics rows of each slice key. When those rows are few (at most ``DRIVER_MAX_ROWS``), one
-``toArrow()`` brings them to the driver, which runs the kernels key by key: one Spark job, no
-Python worker. Otherwise one ``groupBy(slice key).applyInArrow`` runs the same functions on the
-workers: one shuffle of the statistics, one Python pass. The kernels and the names-only
-statistics schema are pickled by value, so the workers need numpy and pyarrow (pyspark's own
-dependencies) but not spark_calib.
-
-Output columns: the metrics table's (``TABLE_COLUMNS``).
+The families that a kernel finishes (``KERNEL_FAMILIES``) and the reliability table are
+computed from the valid statistics rows of each slice key. When the statistics are few (at
+most ``DRIVER_MAX_ROWS`` rows), one ``toArrow()`` brings them to the driver
+(``statistics_head``), which runs the kernels key by key and returns the outputs as local
+frames: no Python worker, no further Spark job. Otherwise one
+``groupBy(slice key).applyInArrow`` runs the same functions on the workers (one shuffle of the
+statistics, one Python pass), whose tagged output is cached and split once into the outputs.
+The kernels and the names-only modules they read are pickled by value, so the workers need
+numpy and pyarrow (pyspark's own dependencies) but not spark_calib.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from pyspark import cloudpickle
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import StorageLevel, cloudpickle
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+import spark_calib.constants
 import spark_calib.kernels
 import spark_calib.registry.metrics
 import spark_calib.stats.schema
 from spark_calib.config import Config
-from spark_calib.kernels.finish import finish_group, finish_table
-from spark_calib.kernels.output_columns import METRICS_DDL
+from spark_calib.kernels.decision import CLASS_NAMES, CLASS_WEIGHTS, COST_MATRIX, TASK
+from spark_calib.kernels.finish import (
+    METRICS,
+    OUTPUT,
+    OUTPUT_SCHEMAS,
+    RELIABILITY,
+    finish_group,
+    finish_table,
+    union_schema,
+)
+from spark_calib.kernels.output_columns import spark_ddl
 from spark_calib.kernels.plan import FinishPlan
+from spark_calib.kernels.regression import COVERAGE_LEVELS
+from spark_calib.kernels.reliability import CONFIDENCE_BINS, WILSON_Z
+from spark_calib.kernels.roc import ROC_POINTS
+from spark_calib.kernels.thresholds import THRESHOLDS
+from spark_calib.metrics.quantiles import normal_quantile
 from spark_calib.metrics.uncertainty import critical_value
-from spark_calib.registry import CALIBRATION, PER_CLASS, MetricSpec
+from spark_calib.registry import (
+    CALIBRATION,
+    CELL_CALIBRATION,
+    CELLS,
+    CONFUSION,
+    PER_CLASS,
+    REGRESSION,
+    SMOOTH,
+    MetricSpec,
+)
 from spark_calib.stats import schema as stats
 
+__all__ = [
+    "DRIVER_MAX_ROWS",
+    "KERNEL_FAMILIES",
+    "METRICS",
+    "RELIABILITY",
+    "Finished",
+    "finish",
+    "finish_plan",
+    "finished_metrics",
+    "finished_specs",
+    "reads_cells",
+    "ship_kernels",
+    "statistics_head",
+]
+
 # Registry family → the kernel that finishes it.
-KERNEL_FAMILIES = {CALIBRATION: "calibration", PER_CLASS: "calibration"}
-# The families whose kernels read the fine cells.
-CELL_FAMILIES: frozenset[str] = frozenset()
+KERNEL_FAMILIES = {
+    CALIBRATION: "calibration",
+    PER_CLASS: "calibration",
+    CONFUSION: "decision",
+    CELLS: "ranking",
+    CELL_CALIBRATION: "cell_calibration",
+    SMOOTH: "smooth",
+    REGRESSION: "regression",
+}
+# The families whose kernels read the fine cells (and the output tables that do).
+CELL_FAMILIES = frozenset({CELLS, CELL_CALIBRATION, SMOOTH})
+CELL_TABLES = frozenset({"roc", "thresholds"})
 # Statistics rows up to which the driver finishes them from one toArrow(): starting the Python
 # workers and shuffling costs more than the driver's NumPy below this (docs/benchmarks.md).
 DRIVER_MAX_ROWS = 200_000
-_KERNEL_MODULES = (spark_calib.kernels, spark_calib.stats.schema, spark_calib.registry.metrics)
+_KERNEL_MODULES = (
+    spark_calib.kernels,
+    spark_calib.stats.schema,
+    spark_calib.registry.metrics,
+    spark_calib.constants,
+)
 
 
-def finish_plan(cfg: Config, specs: list[MetricSpec]) -> FinishPlan:
+@dataclass(frozen=True)
+class Finished:
+    """The outputs by name, and the frames cached for them (release with ``unpersist``)."""
+
+    outputs: dict[str, DataFrame]
+    cached: tuple[DataFrame, ...] = ()
+
+
+def finish_plan(cfg: Config, specs: Sequence[MetricSpec]) -> FinishPlan:
     """The plain-value plan of what the kernels compute for ``specs`` under ``cfg``."""
     uncertainty = cfg.uncertainty
     families = dict.fromkeys(spec.family for spec in specs)
+    wilson = None if uncertainty.method == "none" else normal_quantile(uncertainty.level)
     return FinishPlan(
         metrics=tuple(
             (family, tuple(spec.name for spec in specs if spec.family == family))
@@ -54,42 +121,125 @@ def finish_plan(cfg: Config, specs: list[MetricSpec]) -> FinishPlan:
         method=uncertainty.method,
         critical_value=critical_value(cfg),
         buckets=uncertainty.buckets if uncertainty.jackknife else 0,
+        settings=(
+            (WILSON_Z, wilson),
+            (CONFIDENCE_BINS, cfg.task != "regression"),
+            (COVERAGE_LEVELS, tuple(cfg.coverage_levels)),
+            *_class_settings(cfg),
+        ),
     )
 
 
-def reads_cells(cfg: Config, specs: list[MetricSpec]) -> bool:
-    """Whether the kernels of ``specs`` read the fine cells (else the bin grain suffices)."""
-    return cfg.binning.strategy == "equal_mass" or any(
-        spec.family in CELL_FAMILIES for spec in specs
+def _class_settings(cfg: Config) -> tuple[tuple[str, Any], ...]:
+    """The task and its classes as the decision kernels read them (class names, the class
+    weights by class label, the cost matrix), and the binary tables' points and thresholds."""
+    names = list(cfg.class_names) if cfg.class_names is not None else None
+    weights = {
+        (names[index] if names is not None else str(index)): float(weight)
+        for key, weight in (cfg.class_weights or {}).items()
+        for index in [cfg.class_position(key, None)]
+    }
+    costs = (
+        [[float(cost) for cost in row] for row in cfg.cost_matrix]
+        if cfg.cost_matrix is not None
+        else None
     )
+    return (
+        (TASK, cfg.task),
+        (CLASS_NAMES, names),
+        (CLASS_WEIGHTS, weights),
+        (COST_MATRIX, costs),
+        (ROC_POINTS, cfg.roc_points),
+        (THRESHOLDS, tuple(cfg.thresholds)),
+    )
+
+
+def finished_specs(specs: Sequence[MetricSpec]) -> list[MetricSpec]:
+    """The metric rows among ``specs`` (not the names of an output table)."""
+    return [spec for spec in specs if spec.family in KERNEL_FAMILIES and not spec.table]
+
+
+def reads_cells(
+    cfg: Config, specs: Sequence[MetricSpec], outputs: Sequence[str] = (METRICS,)
+) -> bool:
+    """Whether the kernels of ``specs`` and ``outputs`` read the fine cells (else the bin
+    grain suffices)."""
+    return (
+        cfg.binning.strategy == "equal_mass"
+        or any(spec.family in CELL_FAMILIES for spec in specs)
+        or any(name in CELL_TABLES for name in outputs)
+    )
+
+
+def statistics_head(stats_df: DataFrame, max_rows: int = DRIVER_MAX_ROWS) -> pa.Table | None:
+    """Every row of ``stats_df`` as Arrow when it has at most ``max_rows``, else None: one
+    Spark action that reads at most ``max_rows`` + 1 rows."""
+    head = stats_df.limit(max_rows + 1).toArrow()
+    return head if head.num_rows <= max_rows else None
+
+
+def finish(
+    source: DataFrame,
+    cfg: Config,
+    specs: Sequence[MetricSpec],
+    outputs: Sequence[str],
+    head: pa.Table | None,
+) -> Finished:
+    """The ``outputs`` (``METRICS``: the rows of the kernel families among ``specs``;
+    ``RELIABILITY``: the reliability table) of the statistics ``source``: from ``head`` (all
+    of ``source``'s rows, as ``statistics_head`` returns them) on the driver when given, else
+    in one grouped pass over ``source``."""
+    plan = finish_plan(cfg, specs)
+    kernels = tuple(dict.fromkeys(KERNEL_FAMILIES[spec.family] for spec in specs))
+    spark = source.sparkSession
+    if head is not None:
+        valid = (
+            head.filter(pc.is_null(head.column(stats.REASON)))
+            if (stats.REASON in head.column_names)
+            else head
+        )
+        tables = finish_table(valid, plan, kernels, outputs)
+        return Finished(
+            {
+                name: spark.createDataFrame(table, spark_ddl(OUTPUT_SCHEMAS[name]))
+                for name, table in tables.items()
+            }
+        )
+    present = set(source.columns)
+    feed = source.where(F.col(stats.REASON).isNull()).select(
+        *[name for name in stats.STATS_COLUMNS if name in present and name != stats.REASON]
+    )
+    ship_kernels()
+    schema = union_schema(outputs)
+    grouped = feed.groupBy(*stats.SLICE_KEY_COLUMNS).applyInArrow(
+        finish_group(plan, kernels, outputs), spark_ddl(schema)
+    )
+    if len(outputs) > 1:
+        grouped = grouped.persist(StorageLevel.MEMORY_AND_DISK)
+    split = {
+        name: grouped.where(F.col(OUTPUT) == name).select(
+            *[field.name for field in OUTPUT_SCHEMAS[name]]
+        )
+        for name in outputs
+    }
+    return Finished(split, (grouped,) if len(outputs) > 1 else ())
 
 
 def finished_metrics(
     source: DataFrame,
     cfg: Config,
-    specs: list[MetricSpec],
+    specs: Sequence[MetricSpec],
     *,
     driver_max_rows: int = DRIVER_MAX_ROWS,
 ) -> DataFrame:
     """The metrics rows of the kernel families among ``specs``, from the statistics ``source``
-    (the bin grain, or the fine cells for equal-mass bins). Runs one Spark job at once."""
-    plan = finish_plan(cfg, specs)
-    kernels = tuple(dict.fromkeys(KERNEL_FAMILIES[spec.family] for spec in specs))
-    present = set(source.columns)
-    feed = source.where(F.col(stats.REASON).isNull()).select(
-        *[name for name in stats.STATS_COLUMNS if name in present and name != stats.REASON]
-    )
-    head = feed.limit(driver_max_rows + 1).toArrow()
-    spark = source.sparkSession
-    if head.num_rows <= driver_max_rows:
-        return spark.createDataFrame(finish_table(head, plan, kernels), METRICS_DDL)
-    ship_kernels()
-    grouped = feed.groupBy(*stats.SLICE_KEY_COLUMNS)
-    return grouped.applyInArrow(finish_group(plan, kernels), METRICS_DDL)
+    (the bin grain, or the fine cells when a kernel reads them). Runs one Spark job at once."""
+    head = statistics_head(source, driver_max_rows)
+    return finish(source, cfg, specs, (METRICS,), head).outputs[METRICS]
 
 
 def ship_kernels() -> None:
-    """Pickle the kernels (and the names-only statistics schema they read) by value, so that
-    a function built on them runs on a Python worker without spark_calib installed."""
+    """Pickle the kernels (and the names-only modules they read) by value, so that a function
+    built on them runs on a Python worker without spark_calib installed."""
     for module in _KERNEL_MODULES:
         cloudpickle.register_pickle_by_value(sys.modules[module.__name__])

@@ -14,13 +14,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
-from spark_calib.constants import REGRESSION_CALIBRATION_LEVELS
+from spark_calib.kernels.regression import interval_levels as levels_of
 
 
 def interval_levels(config: Config) -> list[float]:
     """Every level any regression output reports, ascending: coverage_levels ∪ the 19 levels of
-    the regression calibration table."""
-    return sorted(set(config.coverage_levels) | set(REGRESSION_CALIBRATION_LEVELS))
+    the regression calibration table (the kernels' ``interval_levels``)."""
+    return levels_of(tuple(config.coverage_levels))
 
 
 def z_value(level: float) -> float:

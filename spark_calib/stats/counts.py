@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.slicing.values import slice_name
+from spark_calib.stats import schema
 from spark_calib.stats import schema as stats
 
 
@@ -21,3 +24,20 @@ def row_counts(stats_df: DataFrame, config: Config) -> dict[str | None, int]:
         .collect()
     )
     return {row[stats.REASON]: int(row[stats.N]) for row in totals}
+
+
+def counts_by_reason(stats: pa.Table, config: Config) -> dict[str | None, int]:
+    """``row_counts`` of a statistics table already on the driver (Arrow), with no Spark job:
+    the first slice set's top-label rows, n summed per reason."""
+    first = stats.filter(
+        pc.and_(
+            pc.equal(stats.column(schema.SLICE_NAME), slice_name(config.slices[0])),
+            pc.is_null(stats.column(schema.CLASS)),
+        )
+    )
+    totals: dict[str | None, int] = {}
+    for reason, n in zip(
+        first.column(schema.REASON).to_pylist(), first.column(schema.N).to_pylist(), strict=True
+    ):
+        totals[reason] = totals.get(reason, 0) + int(n or 0)
+    return totals

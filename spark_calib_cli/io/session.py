@@ -31,6 +31,7 @@ MIN_LOCAL_SHUFFLE_PARTITIONS = 4
 # UTC date, whatever the machine's zone.
 SESSION_TIME_ZONE = "UTC"
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
+WORKER_PYTHON = "spark.pyspark.python"
 
 
 def build_session(
@@ -110,6 +111,10 @@ def _embedded(
         .config("spark.ui.showConsoleProgress", str(interactive).lower())
         # The UI is for people watching a run; a scheduled or piped run starts faster without it.
         .config("spark.ui.enabled", str(interactive or verbose).lower())
+        # The NumPy kernels may run in Python workers (a grouped Arrow pass over large
+        # statistics); without this they start with `python3` from PATH, which outside the
+        # driver's venv lacks pyarrow ("No module named 'pyarrow'").
+        .config(WORKER_PYTHON, sys.executable)
     )
 
 

@@ -1,5 +1,5 @@
-"""The statistics summed over the fine cells (``sum_over_cells``), which ``evaluate`` caches
-next to the statistics and hands to every output that reads no cells.
+"""The statistics summed over the fine cells (``sum_over_cells``), which the grouped pass and
+``metrics_from_stats`` read for every output that reads no cells.
 
 Hand case: binary, 15 uniform bins, weights w. Scores 0.91 (w 1, y 1) and 0.93 (w 3, y 0)
 share bin 13 (0.91·15 = 13.65, 0.93·15 = 13.95) but not a fine cell (k/1000: cells 910 and
@@ -128,19 +128,25 @@ def _rows_by_key(frame: DataFrame) -> dict[tuple[Any, ...], dict[str, Any]]:
 def test_outputs_from_the_bin_view_equal_those_from_the_statistics(
     spark: SparkSession, method: str
 ) -> None:
-    """Every metric (value and se), and the reliability table, of ``evaluate`` (which routes
-    the families that read no cells to its cached bin view) equal those recomputed from the
-    full statistics alone: a family sent to the view by mistake would find no cells."""
+    """Every metric (value and se), and the reliability table, of ``evaluate`` and of
+    ``metrics_from_stats`` given the bin view (which it reads when no requested metric needs
+    the cells) equal those recomputed from the full statistics alone: a family sent to the
+    view by mistake would find no cells."""
     cfg = _config(uncertainty={"method": method, "buckets": 5})
     result = evaluate(_input(spark), cfg)
-    assert len(result._cached) == 2
-    bin_view = result._cached[1]
+    bin_view = sum_over_cells(result.stats)
     assert bin_view.count() < result.stats.count()
     assert bin_view.where(f"{stats.CELL} is not null").count() == 0
     expected = _values(metrics_from_stats(result.stats, cfg))
     assert any(key[-1] == "roc_auc_binned" for key in expected)
     assert any(key[-1] == "f1" for key in expected)
     _assert_same(_values(result.metrics), expected)
+    _assert_same(_values(metrics_from_stats(result.stats, cfg, bin_stats=bin_view)), expected)
+    no_cells = {**cfg, "metrics": ["ece", "f1", "brier", "accuracy"]}
+    _assert_same(
+        _values(metrics_from_stats(result.stats, no_cells, bin_stats=bin_view)),
+        _values(metrics_from_stats(result.stats, no_cells)),
+    )
     reliability = _rows_by_key(result.reliability)
     expected_reliability = _rows_by_key(reliability_from_stats(result.stats, cfg))
     assert reliability.keys() == expected_reliability.keys()

@@ -51,22 +51,35 @@ def test_the_grouped_function_runs_where_spark_calib_cannot_be_imported() -> Non
     s = rng.uniform(size=500)
     table = binary_key_table(s, (rng.uniform(size=500) < s).astype(float))
     plan = FinishPlan((("calibration", ("ece", "count")),), 15, False, "analytic", 1.96, 0)
-    function = finish_group(plan, ("calibration",))
+    function = finish_group(plan, ("calibration",), ("metrics", "reliability"))
     ship_kernels()
     done = _run_without_spark_calib(cloudpickle.dumps((function, table)))
     assert done.returncode == 0, done.stderr.decode()
     remote = pa.ipc.open_stream(done.stdout).read_all()
     assert remote.equals(function(table))
-    assert sorted(remote.column("metric").to_pylist()) == ["count", "ece"]
+    tags = remote.column("_output").to_pylist()
+    metrics = [
+        m
+        for m, tag in zip(remote.column("metric").to_pylist(), tags, strict=True)
+        if tag == "metrics"
+    ]
+    assert sorted(metrics) == ["count", "ece"]
+    # The reliability table's 15 bins of the key travel in the same table.
+    assert tags.count("reliability") == 15
 
 
 def test_without_shipping_the_worker_fails_to_import_spark_calib() -> None:
     # The control: pickled by reference, the function needs spark_calib on the worker.
     plan = FinishPlan((("calibration", ("count",)),), 15, False, "none", 1.96, 0)
-    function = finish_group(plan, ("calibration",))
+    function = finish_group(plan, ("calibration",), ("metrics",))
     table = binary_key_table(np.array([0.5]), np.array([1.0]))
     payload = cloudpickle.dumps((function, table))
-    for name in ("spark_calib.kernels", "spark_calib.stats.schema", "spark_calib.registry.metrics"):
+    for name in (
+        "spark_calib.kernels",
+        "spark_calib.stats.schema",
+        "spark_calib.registry.metrics",
+        "spark_calib.constants",
+    ):
         cloudpickle.unregister_pickle_by_value(sys.modules[name])
     try:
         payload = cloudpickle.dumps((function, table))

@@ -232,4 +232,4 @@ def test_kernels_import_numpy_and_pyarrow_but_never_pyspark() -> None:
     assert outside == []
 
 
-STANDARD = frozenset({"__future__", "collections", "dataclasses", "math", "typing"})
+STANDARD = frozenset({"__future__", "collections", "dataclasses", "math", "statistics", "typing"})

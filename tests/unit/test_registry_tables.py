@@ -1,11 +1,12 @@
 """Every metric name that produces an output table names the ``EvaluationResult`` field it
-fills, and ``evaluate`` has a builder for it: adding a table metric needs no branch on its name."""
+fills, and the kernels' registry has a table kernel for it: adding a table metric needs no
+branch on its name."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 
-from spark_calib.evaluate import _TABLES
+from spark_calib.kernels.registry import TABLES
 from spark_calib.registry import METRICS
 from spark_calib.result import EvaluationResult
 
@@ -19,4 +20,7 @@ def test_each_table_metric_names_a_result_field_with_a_builder() -> None:
         "threshold_metrics": "thresholds",
     }
     assert set(tables.values()) <= result_fields
-    assert set(_TABLES) == set(tables.values())
+    assert set(tables.values()) <= set(TABLES)
+    # The other kernel tables: the reliability table of every run, and regression calibration.
+    assert set(TABLES) - set(tables.values()) == {"reliability", "regression_calibration"}
+    assert set(TABLES) - {"reliability"} <= result_fields

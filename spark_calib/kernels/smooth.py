@@ -1,0 +1,178 @@
+"""The smooth ECE family of one key (``smooth_ece``), from its fine cells.
+
+Błasiok & Nakkiran's (2023) smooth ECE with its self-chosen bandwidth, as ``relplot.smECE``
+computes it. relplot deposits each row's mass and residual f − y on a grid of G = 1,001 nodes
+x_j = j/1000 by linear interpolation (node j gets (1 − φ)·v, node j + 1 gets φ·v,
+φ = 1000·(f − x_j)), convolves both with a Gaussian kernel reflected at 0 and 1, and returns
+smECE_σ = Σ_t |(K_σ*R)(t)| / Σ_t ((K_σ*M)(t) + 10⁻⁴) over max(200, round(10/σ)) points t in
+[0, 1]; σ* is found by ten bisection steps of σ < smECE_σ on [0, 1].
+
+The deposits are sums, and every fine cell c (``cell`` = 1186·k + j, k its equal-width cell)
+lies inside one interval [x_k, x_{k+1}), so they come exactly from the cell sums
+W_c = Σw, C_c = Σw·f, O_c = Σw·y, Q_c = Σw·f², X_c = Σw·f·y of the key's top-label rows
+(class null) summed per cell, over the cells with W_c > 0:
+
+- node k: M += W_c − Φ_c, R += (C_c − O_c) − Ψ_c; node k + 1: M += Φ_c, R += Ψ_c, with
+  Φ_c = Σw·φ = 1000(C_c − x_k·W_c) and Ψ_c = Σw·φ·(f − y) = 1000(Q_c − X_c − x_k(C_c − O_c)).
+
+With weights, the node sums are rescaled to a mean weight of 1 (× n/W, n and W = Σ_c W_c over
+those cells; relplot's 10⁻⁴ is in row units). relplot uses G = 1,001 nodes for σ ≥ 0.01 and
+more below; this kernel always uses 1,001, so it equals relplot whenever the bisection stays at
+σ ≥ 0.01 (σ* ≳ 0.02) and differs by about 1e-5 below (``docs/metrics.md``).
+
+Output: one row (class null, ``smooth_ece``) with n and W as above, no error bound and no
+standard error under any method (no analytic form; the jackknife would repeat the bandwidth
+search G times); its value is null when W overflowed. A key without a cell of positive weight
+has no row. Under the jackknife ``values`` keeps the (R, rows) shape with NaN replicates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+
+from spark_calib.kernels.arrow_batch import floats, ints, labels
+from spark_calib.kernels.cell_grid import EQUAL_WIDTH_CELLS, LOG_ODDS_CELLS
+from spark_calib.kernels.estimates import Estimates
+from spark_calib.kernels.plan import FinishPlan
+from spark_calib.registry.metrics import SMOOTH
+from spark_calib.stats import schema as stats
+
+NODES = EQUAL_WIDTH_CELLS + 1
+SMOOTH_ECE = "smooth_ece"
+_DENSITY_EPS = 1e-4
+_MESH_POINTS = 200
+_BISECTION_STEPS = 10
+# A power of two ≥ the full convolution's length (3·NODES − 2 + NODES − 1), so the FFT's
+# circular convolution equals the linear one.
+_FFT_SIZE = 4096
+_CELL_SUMS = (
+    stats.SUM_WEIGHT,
+    stats.SUM_WEIGHT_CONFIDENCE,
+    stats.SUM_WEIGHT_OUTCOME,
+    stats.SUM_WEIGHT_CONFIDENCE_SQ,
+    stats.SUM_WEIGHT_CONFIDENCE_OUTCOME,
+)
+
+
+def smooth_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+    """The smooth ECE row of one key's valid statistics rows (columns ``class``, ``cell``,
+    ``n`` and the cell sums); None when the plan requests no metric of the family or the key
+    has no cell of positive weight (no row).
+
+    ``values`` has shape (R, rows) with the replicates NaN: the jackknife gives no se here."""
+    if not plan.names(SMOOTH):
+        return None
+    deposits = node_deposits(table)
+    if deposits is None:
+        return None
+    n, weight, mass, residual = deposits
+    values = np.full((plan.replicates, 1), np.nan)
+    if math.isfinite(weight):
+        scale = n / weight
+        values[0, 0] = smooth_ece_from_nodes(mass * scale, residual * scale)
+    return Estimates(
+        classes=[None],
+        metrics=[SMOOTH_ECE],
+        values=values,
+        n=np.array([n], dtype=np.int64),
+        weight_sum=np.array([weight]),
+        se=np.array([np.nan]),
+        error_bound=np.array([np.nan]),
+        noise=np.array([True]),
+    )
+
+
+def node_deposits(table: pa.Table) -> tuple[int, float, np.ndarray, np.ndarray] | None:
+    """n, W and the node sums M_j, R_j (two arrays of ``NODES``) of the key's top-label cells
+    of positive weight (module docstring); None when it has no such cell."""
+    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    cells = ints(table, stats.CELL, -1)
+    kept = top & (cells >= 0)
+    distinct, index = np.unique(cells[kept], return_inverse=True)
+    size = distinct.size
+
+    def per_cell(values: np.ndarray) -> np.ndarray:
+        return np.bincount(index, weights=values[kept], minlength=size)
+
+    count = per_cell(ints(table, stats.N, 0).astype(float))
+    w, c, o, q, x_sum = (per_cell(floats(table, name)) for name in _CELL_SUMS)
+    used = w > 0.0
+    if not used.any():
+        return None
+    w, c, o, q, x_sum = w[used], c[used], o[used], q[used], x_sum[used]
+    h = 1.0 / EQUAL_WIDTH_CELLS
+    left = distinct[used] // LOG_ODDS_CELLS
+    x = left.astype(float) * h
+    mass, residual = np.zeros(NODES), np.zeros(NODES)
+    # Sums near the double range overflow to ±∞ as in Spark; W = ∞ makes the value null.
+    with np.errstate(over="ignore", invalid="ignore"):
+        frac_mass = (c - x * w) / h
+        gap = c - o
+        frac_residual = (q - x_sum - x * gap) / h
+        np.add.at(mass, left, w - frac_mass)
+        np.add.at(mass, left + 1, frac_mass)
+        np.add.at(residual, left, gap - frac_residual)
+        np.add.at(residual, left + 1, frac_residual)
+        weight = float(w.sum())
+    return int(np.rint(count[used].sum())), weight, mass, residual
+
+
+def smooth_ece_from_nodes(mass: np.ndarray, residual: np.ndarray) -> float:
+    """relplot's ``smECE`` from node sums on the 1,001-node grid: smECE_σ* with σ* = 1 when
+    1 < smECE_1, else the upper end after ten bisection steps on [0, 1] that keep the upper
+    end where σ < smECE_σ fails (σ < 0.001 never fails)."""
+
+    def at(sigma: float) -> float:
+        return _smooth_ece(mass, residual, sigma)
+
+    def small_enough(sigma: float) -> bool:
+        return sigma < 0.001 or sigma < at(sigma)
+
+    if small_enough(1.0):
+        return at(1.0)
+    start, end = 1.0, 0.0
+    for _ in range(_BISECTION_STEPS):
+        midpoint = (start + end) / 2
+        if small_enough(midpoint):
+            end = midpoint
+        else:
+            start = midpoint
+    return at(start)
+
+
+def _smooth_ece(mass: np.ndarray, residual: np.ndarray, sigma: float) -> float:
+    """smECE_σ = Σ_t |(K_σ*R)(t)| / Σ_t ((K_σ*M)(t) + 10⁻⁴)."""
+    t = np.linspace(0.0, 1.0, max(round(10 / sigma), _MESH_POINTS))
+    kernel = _kernel(sigma)
+    smoothed_r = _interpolate(t, _reflected_convolve(residual, kernel))
+    density = _interpolate(t, _reflected_convolve(mass, kernel)) + _DENSITY_EPS
+    # relplot's order of operations (|r/d|·d), kept so the values agree to the last bits.
+    return float(np.sum(np.abs(smoothed_r / density) * density) / np.sum(density))
+
+
+def _kernel(sigma: float) -> np.ndarray:
+    """The Gaussian density of scale σ at the nodes, centred at 1/2."""
+    t = np.linspace(0.0, 1.0, NODES)
+    return np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+
+
+def _reflected_convolve(values: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """The nodes convolved with the kernel, the values reflected at both ends: the middle
+    ``NODES`` of ``np.convolve(reflected, kernel, "valid")``, by FFT (equal to it within
+    about 1e-15 of its largest value, and faster)."""
+    extended = np.concatenate([np.flip(values)[:-1], values, np.flip(values)[1:]])
+    size = _FFT_SIZE
+    full = np.fft.irfft(np.fft.rfft(extended, size) * np.fft.rfft(kernel, size), size)
+    # "valid" output i is full output i + len(kernel) − 1; the middle starts at NODES // 2.
+    start = NODES - 1 + NODES // 2
+    return full[start : start + NODES]
+
+
+def _interpolate(t: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """The piecewise-linear function through (j/1000, nodes[j]) at the points t."""
+    index = (t * (NODES - 1)).astype(int).clip(0, NODES - 2)
+    residual = t * (NODES - 1) - index
+    return nodes[index] * (1 - residual) + nodes[index + 1] * residual
