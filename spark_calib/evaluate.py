@@ -81,6 +81,12 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     if n_rows and n_invalid / n_rows > cfg.max_invalid_fraction:
         stats_df.unpersist()
         raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
+    if head is not None:
+        # The statistics are on the driver whole: a local frame of them replaces the cache,
+        # so reading or writing them starts no job over the cached aggregation.
+        local = stats_df.sparkSession.createDataFrame(head, stats_df.schema)
+        stats_df.unpersist()
+        stats_df = local
     outputs = _outputs(cfg, specs)
     finished = _finished(stats_df, head, cfg, specs, outputs)
     tables = {name: finished.outputs[name] for name in outputs if name not in _OWN_FIELDS}
@@ -96,7 +102,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         config=cfg,
         **tables,
         recalibration=_recalibration(stats_df, rows, cfg, num_classes),
-        _cached=(stats_df, *finished.cached),
+        _cached=(*([stats_df] if head is None else []), *finished.cached),
     )
 
 

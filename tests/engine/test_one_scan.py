@@ -138,9 +138,8 @@ def test_regression_outputs_do_not_read_the_input(spark: SparkSession, tmp_path:
     assert result.regression_calibration is not None
     for frame in [result.metrics, result.stats, result.regression_calibration]:
         assert frame.count() > 0
-        # The kernels' outputs are finished on the driver; the statistics stay cached.
-        allowed = {"InMemoryTableScan"} if frame is result.stats else DRIVER_ROWS
-        assert set(leaf_nodes(frame)) <= allowed
+        # Small statistics and the kernels' outputs are local frames on the driver.
+        assert set(leaf_nodes(frame)) <= DRIVER_ROWS
     result.unpersist()
 
 
@@ -179,16 +178,9 @@ def test_plans_read_the_cached_statistics(
         leaves = leaf_nodes(frame)
         assert leaves
         assert not any("parquet" in name.lower() for name in leaves), leaves
-        if frame is result.metrics:
-            # The kernels' rows finished on the driver, and the cached statistics of the
-            # families still built as Spark expressions.
-            assert set(leaves) & DRIVER_ROWS, leaves
-            assert set(leaves) - {"InMemoryTableScan"} <= DRIVER_ROWS, leaves
-        elif frame is not result.stats:
-            # Finished on the driver by the kernels from the one collect of the statistics.
-            assert set(leaves) <= DRIVER_ROWS, leaves
-        else:
-            assert set(leaves) == {"InMemoryTableScan"}
+        # Small statistics come to the driver whole in evaluate's one action: they and every
+        # output the kernels finish from them are local frames.
+        assert set(leaves) <= DRIVER_ROWS, leaves
     result.unpersist()
 
 
