@@ -155,7 +155,10 @@ def test_outputs_from_the_bin_view_equal_those_from_the_statistics(
     result.unpersist()
 
 
-def test_no_second_cache_without_cells(spark: SparkSession) -> None:
+def test_small_statistics_leave_nothing_cached(spark: SparkSession) -> None:
+    """The statistics came to the driver whole: their cache is released at once, and the
+    outputs are local frames (nothing for ``unpersist`` to release)."""
     result = evaluate(_input(spark), {**_config(), "metrics": ["ece", "brier", "accuracy"]})
-    assert len(result._cached) == 1
+    assert result._cached == ()
+    assert not result.stats.is_cached
     result.unpersist()
