@@ -1,8 +1,11 @@
 """The timed cases: which variants run on which log, and what each case records.
 
 A case is one log and a few variants timed together (``bench.timing.time_variants``): the scan
-floor of the columns the case's configs read, one or more spark_calib configs and, for the
-typical binary case, the MLlib and pandas baselines. Every case returns a JSON-ready dict.
+floor of the columns the case's configs read, the bare aggregation at the grain of its statistics
+(``bench.aggregation_floor``; binary logs), one or more spark_calib configs and, for the typical
+binary case, the MLlib and pandas baselines. After the rounds, each spark_calib variant's time is
+split into aggregation, finishing and writing (``bench.phases``). Every case returns a JSON-ready
+dict.
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from bench.aggregation_floor import grain, query, write_noop
 from bench.baselines_mllib import MllibRunner
 from bench.baselines_pandas import PandasResult, evaluate_pandas, max_abs_ece_difference
 from bench.configs import Config, needed_columns
 from bench.generate import ensure_log, log_path
-from bench.spark_variants import METRICS_OUTPUT, SparkCalibRunner
+from bench.phases import phases, time_finishing, timed_runs
+from bench.spark_variants import METRICS_OUTPUT, STATS_OUTPUT, SparkCalibRunner
 from bench.timing import DEFAULT_REPEAT_BUDGET_S, Progress, Variant, VariantTiming, time_variants
 
 SCAN_FLOOR = "scan_floor"
+AGGREGATION_FLOOR = "aggregation_floor"
 SPARK_CALIB = "spark_calib"
 MLLIB = "mllib"
 PANDAS = "pandas"
@@ -72,6 +78,16 @@ def per_million(seconds: float, rows: int) -> float:
     return round(seconds / (rows / ROWS_PER_MILLION), DECIMALS)
 
 
+@dataclass(frozen=True)
+class AggregationFloor:
+    """A variant timing the bare aggregation ``query`` of ``bench.aggregation_floor`` (one of
+    its ``GRAINS``), the floor of the spark_calib ``variants`` that aggregate at that grain."""
+
+    name: str
+    query: str
+    variants: tuple[str, ...]
+
+
 @dataclass
 class Baselines:
     """Which baselines the typical case also times (binary logs only)."""
@@ -90,14 +106,16 @@ def run_case(
     relative: Sequence[tuple[str, str]] = (),
     log: str | None = None,
     stats_rows: bool = False,
+    floors: Sequence[AggregationFloor] = (),
 ) -> dict[str, Any]:
-    """Time the scan floor and every config of ``configs`` (variant name → config) on the
-    ``log`` log (default: the ``task`` log) of ``rows`` rows, plus the requested baselines on
-    the first config.
+    """Time the scan floor, the ``floors`` and every config of ``configs`` (variant name →
+    config) on the ``log`` log (default: the ``task`` log) of ``rows`` rows, plus the
+    requested baselines on the first config.
 
-    Ratios: every variant / scan_floor, the baselines / spark_calib, and ``relative`` pairs.
-    ``stats_rows``: after the timing, count the statistics rows per key of the first config's
-    latest outputs (``stats_rows_per_key``, one small query outside the timed region).
+    Ratios: every variant / scan_floor, each floor's variants / that floor, the baselines /
+    spark_calib, and ``relative`` pairs. After the timing (outside the timed region): each
+    spark_calib variant's phases (``bench.phases``) and, with ``stats_rows``, the statistics
+    rows per key of the first config's latest outputs (``stats_rows_per_key``).
     """
     baselines = baselines or Baselines()
     log = log or task
@@ -110,6 +128,8 @@ def run_case(
     }
     first_runner = runners[next(iter(configs))]
     variants = [Variant(SCAN_FLOOR, _none(first_runner.scan_floor))]
+    variants += [Variant(floor.name, _floor_run(ctx.spark, path, floor.query)) for floor in floors]
+    relative = [*[(v, floor.name) for floor in floors for v in floor.variants], *relative]
     variants += [
         Variant(
             v,
@@ -133,6 +153,17 @@ def run_case(
     timings = time_variants(name, variants, ctx.repeats, ctx.progress, ctx.warmup)
     case = _case_record(task, rows, path, configs, columns, timings, runners, relative)
     case["log_kind"] = log
+    if floors:
+        case["aggregation_floors"] = {
+            floor.name: {
+                "query": floor.query,
+                "grain": grain(floor.query),
+                "variants": list(floor.variants),
+            }
+            for floor in floors
+        }
+    for variant, runner in runners.items():
+        _add_phases(ctx, name, variant, runner, timings[variant], case)
     if stats_rows:
         ctx.progress(f"case {name}: statistics rows per key (not timed)")
         try:
@@ -197,6 +228,42 @@ def _case_record(
             entry["strategy"] = runners[variant].strategy
         case["variants"][variant] = entry
     return case
+
+
+def _floor_run(spark: SparkSession, path: Path, name: str) -> Callable[[], None]:
+    """One run of the aggregation floor ``name``: read the log (as every spark_calib run does)
+    and write the bare aggregation to the ``noop`` sink."""
+
+    def run() -> None:
+        write_noop(query(spark.read.parquet(str(path)), name))
+
+    return run
+
+
+def _add_phases(
+    ctx: Context,
+    case_name: str,
+    variant: str,
+    runner: SparkCalibRunner,
+    timing: VariantTiming,
+    case: dict[str, Any],
+) -> None:
+    """Add the variant's ``phases`` (``bench.phases``) to ``case``: from its timed runs and
+    the kernels timed on its last run's statistics (outside the timed region); nothing when
+    a run was cancelled, the error when the finishing fails (the timings are kept)."""
+    runs = timed_runs(runner.phases, ctx.warmup and not timing.from_warmup)
+    if timing.lower_bound or not runs or runner.last_output is None:
+        return
+    ctx.progress(f"case {case_name}: {variant} finishing alone (not timed with the runs)")
+    try:
+        finishing = time_finishing(
+            ctx.spark, runner.cfg, runner.last_output / STATS_OUTPUT, ctx.repeats, ctx.warmup
+        )
+    except Exception as error:
+        ctx.progress(f"case {case_name}: {variant} finishing failed: {error}")
+        case["notes"].append(f"Phases of {variant}: timing the finishing failed ({error}).")
+        return
+    case["variants"][variant]["phases"] = phases(runs, finishing)
 
 
 def _none(call: Callable[[], object]) -> Callable[[], None]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from bench.cases import ECE_DIFF_KEY, ECE_OK_KEY, ECE_TOLERANCE_KEY, SCAN_FLOOR
 from bench.linearity import fit_summary
+from bench.phases import DRIVER
 
 MIB = 1024 * 1024
 
@@ -98,6 +99,9 @@ def _case(name: str, case: dict[str, Any]) -> list[str]:
     lines.append("")
     ratios = case["ratios"]
     bounds = set(case.get("lower_bound_ratios", []))
+    floors = case.get("aggregation_floors") or {}
+    floor_of = {variant: name for name, floor in floors.items() for variant in floor["variants"]}
+    floor_ratios = {f"{variant}/{name}" for variant, name in floor_of.items()}
     rows = []
     for variant, entry in case["variants"].items():
         notes = list(entry.get("notes", []))
@@ -110,20 +114,27 @@ def _case(name: str, case: dict[str, Any]) -> list[str]:
                 f"{entry['passes_full_slice_list']} passes"
             )
         key = f"{variant}/{SCAN_FLOOR}"
-        rows.append(
-            [
-                f"`{variant}`",
-                _bounded(entry["median_s"], entry.get("lower_bound", False)),
-                _times(entry["timings_s"]),
-                _bounded(ratios.get(key), key in bounds) if variant != SCAN_FLOOR else 1.0,
-                "; ".join(notes),
-            ]
-        )
-    lines += _table(["variant", "median s", "runs s", "× scan floor", "notes"], rows)
-    others = {k: v for k, v in ratios.items() if not k.endswith(f"/{SCAN_FLOOR}")}
+        row = [
+            f"`{variant}`",
+            _bounded(entry["median_s"], entry.get("lower_bound", False)),
+            _times(entry["timings_s"]),
+            _bounded(ratios.get(key), key in bounds) if variant != SCAN_FLOOR else 1.0,
+        ]
+        if floors:
+            row.append(_floor_cell(variant, floors, floor_of, ratios, bounds, notes))
+        rows.append([*row, "; ".join(notes)])
+    header = ["variant", "median s", "runs s", "× scan floor"]
+    header += ["× aggregation floor"] if floors else []
+    lines += _table([*header, "notes"], rows)
+    others = {
+        k: v
+        for k, v in ratios.items()
+        if not k.endswith(f"/{SCAN_FLOOR}") and k not in floor_ratios
+    }
     if others:
         described = [f"{k} {'>' if k in bounds else '='} {_cell(v)}" for k, v in others.items()]
         lines += ["Ratios: " + ", ".join(described), ""]
+    lines += _phases(case)
     if case.get("stats_rows_per_key"):
         lines += _stats_rows(case["stats_rows_per_key"])
     checks = case.get("checks", {})
@@ -136,6 +147,70 @@ def _case(name: str, case: dict[str, Any]) -> list[str]:
         ]
     lines += [f"Note: {note}" for note in case.get("notes", [])]
     return [*lines, ""] if case.get("notes") else lines
+
+
+def _floor_cell(
+    variant: str,
+    floors: dict[str, Any],
+    floor_of: dict[str, str],
+    ratios: dict[str, Any],
+    bounds: set[str],
+    notes: list[str],
+) -> Any:
+    """The "× aggregation floor" cell of ``variant``: 1.0 for a floor (whose grain goes to its
+    ``notes``), the ratio to its floor for a spark_calib variant (named in ``notes`` when it is
+    not the case's first floor), else none."""
+    if variant in floors:
+        floor = floors[variant]
+        of = ", ".join(f"`{name}`" for name in floor["variants"])
+        notes.append(f"`{floor['query']}`: {floor['grain']}; the floor of {of}")
+        return 1.0
+    name = floor_of.get(variant)
+    if name is None:
+        return None
+    if name != next(iter(floors)):
+        notes.append(f"÷ `{name}`")
+    key = f"{variant}/{name}"
+    return _bounded(ratios.get(key), key in bounds)
+
+
+def _phases(case: dict[str, Any]) -> list[str]:
+    """The phases table of the case's spark_calib variants (``bench.phases``), if any."""
+    rows = []
+    for variant, entry in case["variants"].items():
+        phases = entry.get("phases")
+        if not phases:
+            continue
+        path = f"{phases['path']}, {phases['statistics_rows']:,} statistics rows"
+        if phases["path"] == DRIVER and phases.get("statistics_to_arrow_s") is not None:
+            path += f" (toArrow {phases['statistics_to_arrow_s']:.2f} s)"
+        rows.append(
+            [
+                f"`{variant}`",
+                phases["aggregation_s"],
+                phases["finishing_s"],
+                phases["writing_s"],
+                phases["evaluate_s"],
+                phases["write_s"],
+                path,
+            ]
+        )
+    if not rows:
+        return []
+    header = [
+        "variant",
+        "aggregation s",
+        "finishing s",
+        "writing s",
+        "evaluate s",
+        "writes s",
+        "finishing",
+    ]
+    intro = (
+        "Phases (medians over the timed runs; finishing timed alone after the rounds, see the "
+        "notes):"
+    )
+    return [intro, "", *_table(header, rows)]
 
 
 def _machine(results: dict[str, Any]) -> list[str]:

@@ -1,4 +1,6 @@
-"""``python -m bench.run``: time spark_calib against its scan floor, MLlib and pandas.
+"""``python -m bench.run``: time spark_calib against its scan floor, the bare aggregation at its
+grain (``bench.aggregation_floor``), MLlib and pandas, and split its time into aggregation,
+finishing and writing (``bench.phases``).
 
 Every case runs in one Spark session: one warm-up run per variant, then ``repeats`` rounds with
 the variants alternating; the median is reported (see ``bench.timing``). The results go to
@@ -18,11 +20,14 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from bench import aggregation_floor as floor
 from bench import configs as C
 from bench.cases import (
+    AGGREGATION_FLOOR,
     MLLIB,
     PANDAS,
     SPARK_CALIB,
+    AggregationFloor,
     Baselines,
     Context,
     run_case,
@@ -36,6 +41,7 @@ from bench.report import write_docs, write_json
 from bench.session import DEFAULT_DRIVER_MEMORY, build_session, spark_settings
 from bench.targets import evaluate_targets
 from bench.timing import Progress
+from spark_calib.metrics.finish import DRIVER_MAX_ROWS
 
 DEFAULT_ROWS = 20_000_000
 DEFAULT_REPEATS = 3
@@ -56,16 +62,19 @@ SKIPPABLE = ("mllib", "pandas", "classwise", "scaling", "low_memory")
 TYPICAL = "typical"
 WIDE = "wide"
 METRICS_ALL = "metrics_all"
+SLICES_1 = "slices_1"
 CTR = "ctr"
 # The spark_calib cases that --cases selects from (slices_6 comes with wide; the classwise
 # cases are skipped with --skip classwise).
-CASES = (TYPICAL, WIDE, "metrics_3", METRICS_ALL, "slices_1", CTR)
+CASES = (TYPICAL, WIDE, "metrics_3", METRICS_ALL, SLICES_1, CTR)
 # The cases whose statistics rows per key are counted after the timing.
 STATS_ROWS_CASES = (METRICS_ALL, CTR)
 EQUAL_MASS = f"{SPARK_CALIB}_equal_mass"
 JACKKNIFE = f"{SPARK_CALIB}_jackknife"
 WITHOUT_COX = f"{SPARK_CALIB}_without_cox"
 TEMPERATURE = f"{SPARK_CALIB}_temperature"
+# The bare aggregation under the jackknife: the typical grain with the bucket as one more key.
+AGGREGATION_FLOOR_JACKKNIFE = f"{AGGREGATION_FLOOR}_jackknife"
 # A spark_calib run still going after this many seconds is cancelled; its time is a lower bound.
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -75,11 +84,32 @@ def multiclass_rows(rows: int, task: str, minimum: int) -> int:
     return max(minimum, rows // C.num_classes(task))
 
 
+def _floors(task: str, case: str) -> list[AggregationFloor]:
+    """The aggregation floors timed in ``case`` (binary logs only: the bare aggregations read
+    ``score``): the ``bench.aggregation_floor`` query at the grain of the case's statistics."""
+    if task != C.BINARY:
+        return []
+    if case == TYPICAL:
+        # The equal-mass bins read the fine cells: that variant is divided by the bin grain's
+        # floor all the same (see the notes).
+        return [
+            AggregationFloor(AGGREGATION_FLOOR, floor.TYPICAL_FLOOR, (SPARK_CALIB, EQUAL_MASS)),
+            AggregationFloor(AGGREGATION_FLOOR_JACKKNIFE, floor.JACKKNIFE_FLOOR, (JACKKNIFE,)),
+        ]
+    if case in (METRICS_ALL, CTR):
+        # Without the two Cox metrics the keys and sums are the same.
+        return [AggregationFloor(AGGREGATION_FLOOR, floor.CELLS_FLOOR, (SPARK_CALIB, WITHOUT_COX))]
+    if case == SLICES_1:
+        return [AggregationFloor(AGGREGATION_FLOOR, floor.OVERALL_FLOOR, (SPARK_CALIB,))]
+    return []
+
+
 def _spark_cases(
     ctx: Context, task: str, rows: int, baselines: Baselines, selected: Collection[str] = CASES
 ) -> dict[str, dict[str, Any]]:
     """typical (default bins and equal-mass bins), wide (auto and both strategies), metrics_3,
-    metrics_all, slices_1, slices_6 and, for binary, ctr: those of ``selected``."""
+    metrics_all, slices_1, slices_6 and, for binary, ctr: those of ``selected``; typical,
+    metrics_all, slices_1 and ctr with their aggregation floors (binary)."""
     cfg = C.config
     cases: dict[str, dict[str, Any]] = {}
     if TYPICAL in selected:
@@ -92,7 +122,9 @@ def _spark_cases(
         # default analytic standard errors.
         typical[JACKKNIFE] = {**typical[SPARK_CALIB], "uncertainty": {"method": "jackknife"}}
         relative.append((JACKKNIFE, SPARK_CALIB))
-        cases[TYPICAL] = run_case(ctx, TYPICAL, task, rows, typical, baselines, relative)
+        cases[TYPICAL] = run_case(
+            ctx, TYPICAL, task, rows, typical, baselines, relative, floors=_floors(task, TYPICAL)
+        )
     wide = {SPARK_CALIB: cfg(task, C.WIDE_SLICES)}
     for strategy in C.STRATEGIES:
         wide[f"{SPARK_CALIB}_{strategy}"] = cfg(task, C.WIDE_SLICES, strategy=strategy)
@@ -101,7 +133,7 @@ def _spark_cases(
     simple = {
         "metrics_3": {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES, C.METRICS_3)},
         METRICS_ALL: {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES, C.metrics_all(task))},
-        "slices_1": {SPARK_CALIB: cfg(task, [C.OVERALL])},
+        SLICES_1: {SPARK_CALIB: cfg(task, [C.OVERALL])},
     }
     if task == C.BINARY:
         simple[METRICS_ALL][WITHOUT_COX] = _without_cox(task)
@@ -110,7 +142,14 @@ def _spark_cases(
             counted = name in STATS_ROWS_CASES
             relative = [(WITHOUT_COX, SPARK_CALIB)] if WITHOUT_COX in configs else []
             cases[name] = run_case(
-                ctx, name, task, rows, configs, relative=relative, stats_rows=counted
+                ctx,
+                name,
+                task,
+                rows,
+                configs,
+                relative=relative,
+                stats_rows=counted,
+                floors=_floors(task, name),
             )
     if WIDE in selected:
         cases["slices_6"] = {"same_as": WIDE, "configs": {SPARK_CALIB: wide[SPARK_CALIB]}}
@@ -118,7 +157,17 @@ def _spark_cases(
         ctr = {SPARK_CALIB: cfg(task, C.TYPICAL_SLICES, C.METRICS_ALL_BINARY)}
         ctr[WITHOUT_COX] = _without_cox(task)
         relative = [(WITHOUT_COX, SPARK_CALIB)]
-        case = run_case(ctx, CTR, task, rows, ctr, relative=relative, log=CTR_LOG, stats_rows=True)
+        case = run_case(
+            ctx,
+            CTR,
+            task,
+            rows,
+            ctr,
+            relative=relative,
+            log=CTR_LOG,
+            stats_rows=True,
+            floors=_floors(task, CTR),
+        )
         case["notes"].append(
             "Click-through log: true log-odds ~ N(−4.3, 0.9) (base rate about 2 %); v2 logs "
             "1.4 × the true probability, v1 and v3 log it as is; the slice columns of the "
@@ -182,6 +231,9 @@ def _notes(
         "Every run of every variant reads the same cached Parquet log (8 files); the page "
         "cache is warm after its first run.",
     ]
+    if task == C.BINARY and any(name in selected for name in FLOOR_CASES):
+        notes += _floor_notes()
+    notes.append(PHASES_NOTE)
     if task == C.BINARY and (METRICS_ALL in selected or CTR in selected):
         notes.append(
             f"{WITHOUT_COX} (metrics_all and ctr): the same config without "
@@ -236,6 +288,57 @@ def _notes(
             "Generated in this run (the peak RSS includes it): " + ", ".join(generated) + "."
         )
     return notes
+
+
+# The cases timed with an aggregation floor (binary logs).
+FLOOR_CASES = (TYPICAL, METRICS_ALL, SLICES_1, CTR)
+PHASES_NOTE = (
+    "Phases (each spark_calib variant; medians over its timed runs): every run records the "
+    "wall time of its evaluate call and of its writes. After the rounds, outside the timed "
+    "runs, the last run's written stats table is read back and cached, and the kernels finish "
+    "it as evaluate does (spark_calib.evaluate._finished, the same config): with at most "
+    f"{DRIVER_MAX_ROWS:,} statistics rows on the driver from one toArrow() of them (the timed "
+    "part is the kernels and the local frames of their outputs; the toArrow() is in the JSON "
+    "as statistics_to_arrow_s), else the grouped applyInArrow pass with every output written "
+    "to Spark's noop sink; a warm-up run when the rounds had one, then as many runs as the "
+    "rounds, and finishing is their median. On the driver path evaluate holds the kernels: "
+    "aggregation = evaluate − finishing, writing = the writes. On the grouped path the "
+    "kernels run inside the first writes: aggregation = evaluate, writing = the writes − "
+    "finishing. So aggregation is reading the log, the one aggregation, caching the "
+    "statistics and bringing them to the driver (driver path: and the local frame of them "
+    "that replaces the cache; grouped path: the head of "
+    f"{DRIVER_MAX_ROWS + 1:,} rows and the row-count job); writing is every output written "
+    "as Parquet. With recalibration, its passes count as aggregation."
+)
+
+
+def _floor_notes() -> list[str]:
+    """What the aggregation floors time, and the grain of each case's."""
+    grains = {
+        "typical (aggregation_floor)": floor.TYPICAL_FLOOR,
+        f"typical's jackknife ({AGGREGATION_FLOOR_JACKKNIFE})": floor.JACKKNIFE_FLOOR,
+        "slices_1": floor.OVERALL_FLOOR,
+        "metrics_all and ctr": floor.CELLS_FLOOR,
+    }
+    return [
+        "aggregation_floor: the bare groupBy(keys).agg(sums) of bench.aggregation_floor over "
+        "the same log at the grain of the case's statistics, written to Spark's noop sink and "
+        "timed in the same alternating rounds: no validation, no reason or class key, no "
+        "slice-set roll-up and no metrics, only the keys evaluate groups by and as many sums "
+        "as it keeps (the Σw²·x copies of the unit weights not counted), their terms cheap "
+        "functions of score and label. The four slice sets [], [country], [device], "
+        "[country, device] come from one covering group, country × device (finest_grain), "
+        "so the slice keys are model_version, country and device. No evaluation with those "
+        "keys can be faster; × aggregation floor is each variant over the floor of its grain.",
+        "Floor grains: "
+        + "; ".join(f"{case}: {name} ({floor.grain(name)})" for case, name in grains.items())
+        + ". The default metrics of typical and slices_1 group by no predicted class and no "
+        "fine cell; metrics_all's confusion metrics add the predicted class, and its cell "
+        "metrics the fine cell (and Σy, Σw·y, Σw·y·nll and Σw·logit); the jackknife bucket is "
+        "pmod(xxhash64(every column of the row), 20). spark_calib_equal_mass reads the fine "
+        "cells (its bins are cut from them) but is divided by typical's bin-grain floor; "
+        f"{WITHOUT_COX} aggregates at metrics_all's grain.",
+    ]
 
 
 def run_benchmark(

@@ -5,7 +5,9 @@ aggregation, collected. No evaluation can be faster than reading its input once,
 spark_calib / scan floor is the overhead of everything spark_calib does beyond the read.
 
 spark_calib: ``evaluate`` and every output DataFrame written as Parquet, then ``unpersist``:
-the whole cost a user pays to get the tables, not only the lazy plan.
+the whole cost a user pays to get the tables, not only the lazy plan. Each finished run records
+the wall time of its ``evaluate`` call and of its writes (``RunPhases``; two clock reads, no
+Spark work).
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import shutil
 import statistics
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +79,22 @@ def outputs(result: EvaluationResult) -> dict[str, DataFrame]:
     return frames
 
 
+@dataclass(frozen=True)
+class RunPhases:
+    """Wall seconds of one finished run: the ``evaluate`` call (the aggregation into the
+    statistics and, when they come to the driver, the kernels) and the writes of its outputs."""
+
+    evaluate_s: float
+    write_s: float
+
+
 class SparkCalibRunner:
     """Times ``evaluate`` + writing all outputs; each run writes into a fresh temp directory.
 
     The outputs of the latest run are kept (``last_output``) so that the pandas baseline can be
-    checked against them; earlier ones are removed by ``prepare``, outside the timed region.
+    checked against them and its statistics finished again after the timing
+    (``bench.phases``); earlier ones are removed by ``prepare``, outside the timed region.
+    ``phases`` has one entry per finished run, the warm-up's included (the first).
     """
 
     def __init__(
@@ -97,6 +112,7 @@ class SparkCalibRunner:
         self.timeout_s = timeout_s
         self.last_output: Path | None = None
         self.strategy: str | None = None
+        self.phases: list[RunPhases] = []
         self._next: Path | None = None
 
     @property
@@ -121,10 +137,13 @@ class SparkCalibRunner:
         out, self._next = self._next, None
         with _deadline(self.spark, self.timeout_s) as expired:
             try:
+                started = time.perf_counter()
                 df = self.spark.read.parquet(str(self.path))
                 result = evaluate(df, self.cfg)
+                evaluated = time.perf_counter()
                 for name, frame in outputs(result).items():
                     frame.write.mode("overwrite").parquet(str(out / name))
+                written = time.perf_counter()
                 result.unpersist()
             except Exception:
                 if not expired.is_set():
@@ -136,6 +155,7 @@ class SparkCalibRunner:
                 raise TimedOut(self.timeout_s)
         self.last_output = out
         self.strategy = result.strategy
+        self.phases.append(RunPhases(evaluated - started, written - evaluated))
 
     def scan_floor(self) -> None:
         """The scan floor of this runner's config."""
