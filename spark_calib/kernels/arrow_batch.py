@@ -61,11 +61,14 @@ def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any
     _, first, inverse = np.unique(index, axis=0, return_index=True, return_inverse=True)
     order = np.argsort(inverse.ravel(), kind="stable")
     bounds = np.cumsum(np.bincount(inverse.ravel()))
+    # One reordering of the whole table, then zero-copy slices: a take per key costs a copy of
+    # every column per key.
+    ordered = table.take(pa.array(order)).combine_chunks()
     start = 0
     for group, stop in enumerate(bounds):
         row = int(first[group])
         key = tuple(table.column(name)[row].as_py() for name in keys)
-        yield key, table.take(pa.array(order[start:stop]))
+        yield key, ordered.slice(start, int(stop) - start)
         start = int(stop)
 
 
