@@ -30,34 +30,8 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from spark_calib.stats import schema as stats
+from tests.support.key_stats_cells import SCHEMA
 
-_STRINGS = (
-    stats.MODEL_VERSION,
-    stats.SLICE_NAME,
-    stats.SLICE_VALUE,
-    stats.CLASS,
-    stats.TRUE_CLASS,
-    stats.PREDICTED_CLASS,
-)
-_INTS = (stats.BIN, stats.CELL, stats.THRESHOLD_BIN, stats.BUCKET)
-SCHEMA = pa.schema(
-    [
-        pa.field(
-            name,
-            pa.string()
-            if name in _STRINGS
-            else pa.int32()
-            if name in _INTS
-            else pa.bool_()
-            if name == stats.RECALIBRATION_FIT
-            else pa.int64()
-            if name in (stats.N, stats.N_POSITIVE)
-            else pa.float64(),
-        )
-        for name in stats.STATS_COLUMNS
-        if name != stats.REASON
-    ]
-)
 CALIBRATION_LEVELS = tuple(round(0.05 * k, 2) for k in range(1, 20))
 
 
