@@ -1,74 +1,192 @@
 """The boundary between the two layers: statistics rows as Arrow ↔ NumPy arrays.
 
-A key's statistics reach a kernel as an Arrow table (a group of ``applyInArrow``, or a slice
-of one ``toArrow()`` on the driver); ``floats``/``ints``/``labels`` read its columns as arrays
-(a null sum is NaN, as a sum the config does not use), ``split_keys`` cuts a table of many keys
-into one table per key, and ``to_table`` turns the kernels' output rows back into Arrow.
+A key's statistics reach a kernel as ``KeyRows``: its columns converted from Arrow once (a
+group of ``applyInArrow``, or a zero-copy slice of one conversion of a ``toArrow()`` on the
+driver), since the kernels of a key read the same columns many times. ``floats``/``ints``/
+``labels``/``is_null`` read a column as arrays (a null sum is NaN, as a sum the config does not
+use), ``select`` keeps the rows of a mask; each also takes an Arrow table (the kernel tests
+build them). ``split_keys`` cuts a table of many keys into one ``KeyRows`` per key, and
+``to_table`` turns the kernels' output rows back into Arrow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 
-def floats(table: pa.Table, name: str) -> np.ndarray:
-    """Column ``name`` as float64, null → NaN; all NaN when the table has no such column."""
+class KeyRows:
+    """Statistics rows as NumPy columns: a numeric column as float64 with null → NaN (the
+    statistics' integers are counts and small indices, exact in a double), any other as an
+    object array of Python values; with each column's validity."""
+
+    __slots__ = ("columns", "memo", "num_rows", "valid")
+
+    def __init__(
+        self, columns: dict[str, np.ndarray], valid: dict[str, np.ndarray], num_rows: int
+    ) -> None:
+        self.columns = columns
+        self.valid = valid
+        self.num_rows = num_rows
+        # Values that several kernels derive from these rows (``memoized``).
+        self.memo: dict[Hashable, Any] = {}
+
+    @classmethod
+    def of(cls, table: pa.Table) -> KeyRows:
+        """Every column of ``table``, converted once."""
+        columns: dict[str, np.ndarray] = {}
+        valid: dict[str, np.ndarray] = {}
+        for name in table.column_names:
+            column = table.column(name)
+            kind = column.type
+            if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+                numbers = pc.cast(column, pa.float64())
+                columns[name] = np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=float)
+            else:
+                columns[name] = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+            valid[name] = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            # Every kernel of the key reads these arrays: none may write to them.
+            columns[name].flags.writeable = False
+            valid[name].flags.writeable = False
+        return cls(columns, valid, table.num_rows)
+
+    @classmethod
+    def arrays(cls, columns: dict[str, np.ndarray]) -> KeyRows:
+        """Rows of numeric ``columns`` (float64; NaN reads as NaN, every value valid)."""
+        converted = {name: np.array(values, dtype=float) for name, values in columns.items()}
+        size = len(next(iter(converted.values()))) if converted else 0
+        return cls(converted, {name: np.ones(size, dtype=bool) for name in converted}, size)
+
+    @property
+    def column_names(self) -> list[str]:
+        """The column names, in order."""
+        return list(self.columns)
+
+    def slice(self, start: int, stop: int) -> KeyRows:
+        """Rows start..stop−1, as views of these arrays."""
+        return KeyRows(
+            {name: values[start:stop] for name, values in self.columns.items()},
+            {name: valid[start:stop] for name, valid in self.valid.items()},
+            stop - start,
+        )
+
+    def filter(self, mask: np.ndarray) -> KeyRows:
+        """The rows where ``mask`` is true."""
+        return KeyRows(
+            {name: values[mask] for name, values in self.columns.items()},
+            {name: valid[mask] for name, valid in self.valid.items()},
+            int(np.count_nonzero(mask)),
+        )
+
+
+T = TypeVar("T")
+
+# What a kernel reads: converted rows, or an Arrow table (converted per read).
+Rows: TypeAlias = "KeyRows | pa.Table"
+
+
+def key_rows(table: Rows) -> KeyRows:
+    """``table`` as ``KeyRows`` (converted once when it is Arrow)."""
+    return table if isinstance(table, KeyRows) else KeyRows.of(table)
+
+
+def memoized(table: Rows, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, computed once per ``KeyRows`` and ``key`` (every time for Arrow)."""
+    if not isinstance(table, KeyRows):
+        return compute()
+    if key not in table.memo:
+        table.memo[key] = compute()
+    return cast(T, table.memo[key])
+
+
+def select(table: Rows, mask: np.ndarray) -> Rows:
+    """The rows of ``table`` where the boolean ``mask`` is true."""
+    if isinstance(table, KeyRows):
+        return table.filter(np.asarray(mask, dtype=bool))
+    return table.filter(pa.array(np.asarray(mask, dtype=bool), pa.bool_()))
+
+
+def is_null(table: Rows, name: str) -> np.ndarray:
+    """Whether each row's ``name`` is null (every row when the column is absent)."""
+    if name not in table.column_names:
+        return np.ones(table.num_rows, dtype=bool)
+    if isinstance(table, KeyRows):
+        return ~table.valid[name]
+    return np.asarray(table.column(name).is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def floats(table: Rows, name: str) -> np.ndarray:
+    """Column ``name`` as float64, null → NaN; all NaN when the table has no such column (of
+    ``KeyRows``, a read-only view)."""
     if name not in table.column_names:
         return np.full(table.num_rows, np.nan)
+    if isinstance(table, KeyRows):
+        values = table.columns[name]
+        if values.dtype == object:
+            return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+        return values
     column = pc.cast(table.column(name), pa.float64())
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=float)
 
 
-def ints(table: pa.Table, name: str, null: int) -> np.ndarray:
+def ints(table: Rows, name: str, null: int) -> np.ndarray:
     """Column ``name`` as int64 with null → ``null`` (also when the column is absent)."""
     if name not in table.column_names:
         return np.full(table.num_rows, null, dtype=np.int64)
+    if isinstance(table, KeyRows):
+        values = table.columns[name]
+        return np.where(table.valid[name], values, null).astype(np.int64)
     column = pc.fill_null(pc.cast(table.column(name), pa.int64()), null)
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def labels(table: pa.Table, name: str) -> list[Any]:
+def labels(table: Rows, name: str) -> list[Any]:
     """Column ``name`` as Python values (strings or None)."""
     if name not in table.column_names:
         return [None] * table.num_rows
+    if isinstance(table, KeyRows):
+        return list(table.columns[name])
     return table.column(name).to_pylist()
 
 
-def codes(values: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+def codes(values: Sequence[Any] | np.ndarray) -> tuple[list[Any], np.ndarray]:
     """The distinct values (None first, the rest sorted) and each value's index among them."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        unique, inverse = np.unique(values, return_inverse=True)
+        return unique.tolist(), inverse.ravel().astype(np.int64)
     distinct = sorted(set(values), key=lambda v: (v is not None, v))
     index = {value: position for position, value in enumerate(distinct)}
     return distinct, np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
 
 
-def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
+def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], KeyRows]]:
     """One (key values, rows) pair per distinct combination of the ``keys`` columns."""
     if table.num_rows == 0:
         return
-    columns = [pc.dictionary_encode(table.column(name)).combine_chunks() for name in keys]
-    index = np.stack(
-        [
-            np.asarray(pc.fill_null(column.indices, -1).to_numpy(zero_copy_only=False))
-            for column in columns
-        ],
-        axis=1,
-    )
-    _, first, inverse = np.unique(index, axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(inverse.ravel(), kind="stable")
-    bounds = np.cumsum(np.bincount(inverse.ravel()))
-    # One reordering of the whole table, then zero-copy slices: a take per key costs a copy of
-    # every column per key.
-    ordered = table.take(pa.array(order)).combine_chunks()
+    # One integer per row: the keys' dictionary indices (null: 0, the rest shifted by one) in
+    # mixed radix; a 1-D unique is far cheaper than a row-wise one.
+    combined = np.zeros(table.num_rows, dtype=np.int64)
+    for name in keys:
+        column = pc.dictionary_encode(table.column(name)).combine_chunks()
+        index = pc.fill_null(pc.add(pc.cast(column.indices, pa.int64()), 1), 0)
+        combined = combined * (len(column.dictionary) + 1) + np.asarray(
+            index.to_numpy(zero_copy_only=False), dtype=np.int64
+        )
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.cumsum(np.bincount(inverse))
+    # One reordering and one conversion of the whole table, then views per key: a take or a
+    # conversion per key costs a copy of every column per key.
+    ordered = KeyRows.of(table.take(pa.array(order)).combine_chunks())
     start = 0
     for group, stop in enumerate(bounds):
         row = int(first[group])
         key = tuple(table.column(name)[row].as_py() for name in keys)
-        yield key, ordered.slice(start, int(stop) - start)
+        yield key, ordered.slice(start, int(stop))
         start = int(stop)
 
 

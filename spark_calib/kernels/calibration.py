@@ -39,9 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import codes, ints, labels
+from spark_calib.kernels.arrow_batch import Rows, codes, ints, is_null, labels, memoized, select
 from spark_calib.kernels.cell_grid import cell_lower, cell_upper
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
@@ -78,7 +77,7 @@ SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 Terms = dict[str, np.ndarray]
 
 
-def calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+def calibration_estimates(table: Rows, plan: FinishPlan) -> Estimates | None:
     """The calibration and per-class metrics of one key's valid statistics rows (columns
     ``class``, ``bin``, ``bucket``, ``cell`` with equal-mass bins, ``n`` and ``BIN_SUMS``)."""
     top_names, class_names = plan.names(CALIBRATION), plan.names(PER_CLASS)
@@ -149,9 +148,20 @@ class CalibrationBins:
     upper: np.ndarray
 
 
-def calibration_bins(table: pa.Table, plan: FinishPlan) -> CalibrationBins:
+def calibration_bins(table: Rows, plan: FinishPlan) -> CalibrationBins:
     """The key's calibration bins (``binning.strategy``). A replicate's bin without rows has
-    its sums set to exactly 0 (not the rounding residue of total − bucket)."""
+    its sums set to exactly 0 (not the rounding residue of total − bucket). Built once per
+    key (the calibration metrics and the reliability table both read them): read-only."""
+    return memoized(table, ("calibration_bins", id(plan)), lambda: _read_only(_bins(table, plan)))
+
+
+def _read_only(bins: CalibrationBins) -> CalibrationBins:
+    for array in (bins.n, bins.lower, bins.upper, *bins.sums.values()):
+        array.flags.writeable = False
+    return bins
+
+
+def _bins(table: Rows, plan: FinishPlan) -> CalibrationBins:
     if plan.equal_mass:
         return _equal_mass_bins(table, plan)
     n_bins = plan.n_bins
@@ -166,15 +176,15 @@ def calibration_bins(table: pa.Table, plan: FinishPlan) -> CalibrationBins:
     return CalibrationBins(classes, n, sums, lower, upper)
 
 
-def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> CalibrationBins:
+def _equal_mass_bins(table: Rows, plan: FinishPlan) -> CalibrationBins:
     """Equal-mass bins of the top-label rows, per replicate: the fine cells in order are
     merged into M bins, cell c to bin min(M − 1, ⌊M·(W_{<c} + W_c/2)/W⌋) over the cells with
     rows and weight; a bin's edges are its first cell's lower
     and its last cell's upper edge."""
     n_bins = plan.n_bins
-    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    top = is_null(table, stats.CLASS)
     cells = ints(table, stats.CELL, -1)
-    kept = table.filter(pa.array(top & (cells >= 0)))
+    kept = select(table, top & (cells >= 0))
     if kept.num_rows == 0:
         return CalibrationBins(
             [],
@@ -183,7 +193,7 @@ def _equal_mass_bins(table: pa.Table, plan: FinishPlan) -> CalibrationBins:
             np.zeros((0, n_bins)),
             np.zeros((0, n_bins)),
         )
-    distinct, cell_index = codes(ints(kept, stats.CELL, -1).tolist())
+    distinct, cell_index = codes(ints(kept, stats.CELL, -1))
     n_cells, sums = replicated(kept, plan, (cell_index,), (len(distinct),), BIN_SUMS)
     weight = sums[stats.SUM_WEIGHT]
     used = (n_cells > 0) & (weight > 0.0)

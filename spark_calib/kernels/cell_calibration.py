@@ -97,9 +97,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import ints, labels
+from spark_calib.kernels.arrow_batch import Rows, ints, is_null, select
 from spark_calib.kernels.cell_grid import LOG_ODDS_CELLS, LOG_ODDS_STEP
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
@@ -131,7 +130,7 @@ CELL_SUMS = (
 )
 
 
-def cell_calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+def cell_calibration_estimates(table: Rows, plan: FinishPlan) -> Estimates | None:
     """The cell-calibration metrics of one key's valid statistics rows (columns ``class``,
     ``cell``, ``bucket``, ``n`` and ``CELL_SUMS``); None when none is requested or the key has
     no cell of positive weight."""
@@ -185,18 +184,16 @@ def cell_calibration_estimates(table: pa.Table, plan: FinishPlan) -> Estimates |
 
 
 def fine_cells(
-    table: pa.Table, plan: FinishPlan
+    table: Rows, plan: FinishPlan
 ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """n and ``CELL_SUMS`` per (replicate, cell) of the key's top-label rows with a cell, the
     cells in ascending id (score) order; shape (R, cells); and the cell ids, shape (cells,).
     A replicate's cell without rows has its sums set to exactly 0."""
-    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    top = is_null(table, stats.CLASS)
     cells = ints(table, stats.CELL, -1)
     kept = top & (cells >= 0)
     distinct, index = np.unique(cells[kept], return_inverse=True)
-    n, sums = replicated(
-        table.filter(pa.array(kept)), plan, (index.ravel(),), (distinct.size,), CELL_SUMS
-    )
+    n, sums = replicated(select(table, kept), plan, (index.ravel(),), (distinct.size,), CELL_SUMS)
     return n, sums, distinct
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import codes, floats, ints, labels
+from spark_calib.kernels.arrow_batch import Rows, codes, floats, ints, labels
 from spark_calib.kernels.decision import TASK, binary_labels
 from spark_calib.kernels.output_columns import WEIGHT_SUM
 from spark_calib.kernels.plan import FinishPlan
@@ -54,9 +54,7 @@ CONFUSION_ARROW_SCHEMA = pa.schema(
 )
 
 
-def confusion_rows(
-    key: tuple[Any, ...], table: pa.Table, plan: FinishPlan
-) -> list[tuple[Any, ...]]:
+def confusion_rows(key: tuple[Any, ...], table: Rows, plan: FinishPlan) -> list[tuple[Any, ...]]:
     """The confusion cells of one slice key (``CONFUSION_COLUMNS`` order)."""
     task = plan.setting(TASK)
     if task is None:
@@ -68,7 +66,7 @@ def confusion_rows(
 Cell = tuple[str, str, int, float]
 
 
-def _cells(table: pa.Table) -> list[Cell]:
+def _cells(table: Rows) -> list[Cell]:
     """One cell per (true, predicted) pair of the rows with both set."""
     kept = top_label_rows(table, (stats.TRUE_CLASS, stats.PREDICTED_CLASS))
     pairs = list(
@@ -83,7 +81,7 @@ def _cells(table: pa.Table) -> list[Cell]:
     ]
 
 
-def _binary_cells(table: pa.Table, plan: FinishPlan) -> list[Cell]:
+def _binary_cells(table: Rows, plan: FinishPlan) -> list[Cell]:
     """Per predicted class, the negative and positive side with n > 0."""
     kept = top_label_rows(table, (stats.PREDICTED_CLASS,))
     distinct, group = codes(labels(kept, stats.PREDICTED_CLASS))

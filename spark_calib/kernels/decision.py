@@ -37,9 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import labels
+from spark_calib.kernels.arrow_batch import Rows, is_null, labels, select
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.kernels.replicates import replicated
@@ -68,7 +67,7 @@ class ConfusionCells:
     nll: np.ndarray
 
 
-def decision_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+def decision_estimates(table: Rows, plan: FinishPlan) -> Estimates | None:
     """The decision metrics of one key's valid statistics rows (columns ``class``,
     ``true_class``, ``predicted_class``, ``bucket``, ``n``, ``n_positive``, ``sum_weight``,
     ``sum_weight_positive``, ``sum_weight_nll``, ``sum_weight_positive_nll``); None when the
@@ -127,18 +126,18 @@ def _estimates(
     )
 
 
-def confusion_cells(table: pa.Table, plan: FinishPlan) -> ConfusionCells:
+def confusion_cells(table: Rows, plan: FinishPlan) -> ConfusionCells:
     """The key's confusion cells (``ConfusionCells``) from its top-label rows with a predicted
     class: binary from the label sums per predicted class, otherwise per (true, predicted)."""
     task = plan.setting(TASK)
     if task is None:
         raise ValueError(f"the {CONFUSION} kernel needs the setting {TASK!r}")
-    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    top = is_null(table, stats.CLASS)
     predicted = np.array([label is not None for label in labels(table, stats.PREDICTED_CLASS)])
     if task == "binary":
-        return _binary_cells(table.filter(pa.array(top & predicted, pa.bool_())), plan)
+        return _binary_cells(select(table, top & predicted), plan)
     true = np.array([label is not None for label in labels(table, stats.TRUE_CLASS)])
-    kept = table.filter(pa.array(top & predicted & true, pa.bool_()))
+    kept = select(table, top & predicted & true)
     true_labels = labels(kept, stats.TRUE_CLASS)
     predicted_labels = labels(kept, stats.PREDICTED_CLASS)
     classes = sorted(set(true_labels) | set(predicted_labels))
@@ -152,7 +151,7 @@ def confusion_cells(table: pa.Table, plan: FinishPlan) -> ConfusionCells:
     return ConfusionCells(classes, n, sums[stats.SUM_WEIGHT], sums[stats.SUM_WEIGHT_NLL])
 
 
-def _binary_cells(kept: pa.Table, plan: FinishPlan) -> ConfusionCells:
+def _binary_cells(kept: Rows, plan: FinishPlan) -> ConfusionCells:
     """Per predicted class k: cell (class 1, k) = (n_positive, Σw·y, Σw·y·nll), cell
     (class 0, k) = (n, Σw, Σw·nll) minus them; each only when its count is > 0 (a null
     n_positive keeps neither)."""

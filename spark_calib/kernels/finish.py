@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import floats, labels, split_keys, to_table
+from spark_calib.kernels.arrow_batch import Rows, floats, is_null, key_rows, split_keys, to_table
 from spark_calib.kernels.estimates import table_rows
 from spark_calib.kernels.output_columns import METRICS_ARROW_SCHEMA
 from spark_calib.kernels.plan import FinishPlan
@@ -35,9 +35,9 @@ OUTPUT_SCHEMAS = {
 OUTPUT = "_output"
 
 
-def key_n_eff(table: pa.Table) -> float:
+def key_n_eff(table: Rows) -> float:
     """(Σw)²/Σw² over the key's top-label rows; NaN when Σw² is 0 or there are none."""
-    top = np.array([label is None for label in labels(table, CLASS)], dtype=bool)
+    top = is_null(table, CLASS)
     w = float(np.sum(floats(table, SUM_WEIGHT)[top]))
     w2 = float(np.sum(floats(table, SUM_WEIGHT_SQ)[top]))
     return w * w / w2 if w2 != 0.0 else float("nan")
@@ -45,7 +45,7 @@ def key_n_eff(table: pa.Table) -> float:
 
 def key_outputs(
     key: tuple[Any, ...],
-    statistics: pa.Table,
+    statistics: Rows,
     plan: FinishPlan,
     kernels: Sequence[str],
     outputs: Sequence[str],
@@ -100,7 +100,7 @@ def finish_group(
             return schema.empty_table()
         key = tuple(table.column(name)[0].as_py() for name in SLICE_KEY_COLUMNS)
         parts = []
-        for name, rows in key_outputs(key, table, plan, kernels, outputs).items():
+        for name, rows in key_outputs(key, key_rows(table), plan, kernels, outputs).items():
             part = to_table(rows, OUTPUT_SCHEMAS[name])
             columns = {OUTPUT: pa.array([name] * part.num_rows, pa.string())}
             for field in schema:

@@ -35,9 +35,8 @@ P = Σ W⁺_b, N = Σ W⁻_b, TP_{≥b} = Σ_{b' ≥ b} W⁺_{b'}, FP_{≥b} lik
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import floats, ints, labels
+from spark_calib.kernels.arrow_batch import KeyRows, Rows, floats, ints, is_null, select
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.kernels.replicates import replicated
@@ -59,7 +58,7 @@ ROC_AUC_BINNED = "roc_auc_binned"
 PR_AUC_BINNED = "pr_auc_binned"
 
 
-def ranking_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+def ranking_estimates(table: Rows, plan: FinishPlan) -> Estimates | None:
     """roc_auc_binned and pr_auc_binned (those requested, in the plan's order) of one key's
     valid statistics rows; None when the plan requests neither or the key has no cell rows."""
     names = plan.names(CELLS)
@@ -85,15 +84,15 @@ def ranking_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
 
 
 def cell_histogram(
-    table: pa.Table, plan: FinishPlan
+    table: Rows, plan: FinishPlan
 ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
     """n_b and the per-cell sums W⁺_b, W⁻_b, W_b = Σw, Σw·c, Σw·c², each of shape (R, cells)
     with the cells in ascending id (so score) order: R the point estimate then the G
     leave-one-bucket-out replicates. None when the key has no top-label row with a cell."""
-    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    top = is_null(table, stats.CLASS)
     cell = ints(table, stats.CELL, -1)
     # Cell ids are never negative: -1 is a null cell.
-    kept = table.filter(pa.array(top & (cell >= 0)))
+    kept = select(table, top & (cell >= 0))
     if kept.num_rows == 0:
         return None
     n = ints(kept, stats.N, 0)
@@ -101,17 +100,16 @@ def cell_histogram(
     positives = ints(kept, stats.N_POSITIVE, -1)
     weight = floats(kept, stats.SUM_WEIGHT)
     positive_weight = floats(kept, stats.SUM_WEIGHT_POSITIVE)
-    rows = pa.table(
+    rows = KeyRows.arrays(
         {
-            stats.N: pa.array(n),
-            stats.BUCKET: kept.column(stats.BUCKET)
-            if stats.BUCKET in kept.column_names
-            else pa.nulls(kept.num_rows, pa.int32()),
-            _POSITIVE: pa.array(np.where(positives == 0, 0.0, positive_weight)),
-            _NEGATIVE: pa.array(np.where(positives == n, 0.0, weight - positive_weight)),
-            _WEIGHT: pa.array(weight),
-            _FIRST: pa.array(floats(kept, stats.SUM_WEIGHT_CONFIDENCE)),
-            _SECOND: pa.array(floats(kept, stats.SUM_WEIGHT_CONFIDENCE_SQ)),
+            stats.N: n,
+            # A null bucket reads as -1, as ``replicated`` reads it.
+            stats.BUCKET: ints(kept, stats.BUCKET, -1),
+            _POSITIVE: np.where(positives == 0, 0.0, positive_weight),
+            _NEGATIVE: np.where(positives == n, 0.0, weight - positive_weight),
+            _WEIGHT: weight,
+            _FIRST: floats(kept, stats.SUM_WEIGHT_CONFIDENCE),
+            _SECOND: floats(kept, stats.SUM_WEIGHT_CONFIDENCE_SQ),
         }
     )
     cells, index = np.unique(ints(kept, stats.CELL, -1), return_inverse=True)

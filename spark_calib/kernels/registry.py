@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from spark_calib.kernels.arrow_batch import Rows
 from spark_calib.kernels.calibration import calibration_estimates
 from spark_calib.kernels.cell_calibration import cell_calibration_estimates
 from spark_calib.kernels.confusion import CONFUSION_ARROW_SCHEMA, confusion_rows
@@ -34,8 +35,8 @@ from spark_calib.kernels.roc import ROC_ARROW_SCHEMA, roc_rows
 from spark_calib.kernels.smooth import smooth_estimates
 from spark_calib.kernels.thresholds import THRESHOLD_ARROW_SCHEMA, threshold_rows
 
-Kernel = Callable[[pa.Table, FinishPlan], "Estimates | None"]
-TableKernel = Callable[[tuple[Any, ...], pa.Table, FinishPlan], list[tuple[Any, ...]]]
+Kernel = Callable[[Rows, FinishPlan], "Estimates | None"]
+TableKernel = Callable[[tuple[Any, ...], Rows, FinishPlan], list[tuple[Any, ...]]]
 
 KERNELS: dict[str, Kernel] = {
     "calibration": calibration_estimates,

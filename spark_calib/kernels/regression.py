@@ -25,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import pyarrow as pa
 
 from spark_calib.constants import REGRESSION_CALIBRATION_LEVELS
-from spark_calib.kernels.arrow_batch import ints, labels
+from spark_calib.kernels.arrow_batch import Rows, ints, is_null, select
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.kernels.replicates import replicated
@@ -63,7 +62,7 @@ def interval_levels(coverage_levels: tuple[float, ...]) -> list[float]:
     return sorted(set(coverage_levels) | set(REGRESSION_CALIBRATION_LEVELS))
 
 
-def regression_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+def regression_estimates(table: Rows, plan: FinishPlan) -> Estimates | None:
     """The regression metrics of one key's valid statistics rows (columns ``class``, ``bin``,
     ``bucket``, ``n`` and ``REGRESSION_SUMS``); None when the plan requests none or the key has
     no top-label row (no rows). Reads the setting ``coverage_levels`` (a tuple of floats)."""
@@ -72,8 +71,8 @@ def regression_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
         return None
     coverage_levels = tuple(plan.setting(COVERAGE_LEVELS, ()))
     levels = interval_levels(coverage_levels)
-    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
-    kept = table.filter(pa.array(top))
+    top = is_null(table, stats.CLASS)
+    kept = select(table, top)
     if kept.num_rows == 0:
         return None
     rows: list[tuple[str, np.ndarray, bool]] = []
@@ -105,7 +104,7 @@ def regression_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
     )
 
 
-def _key_terms(table: pa.Table, plan: FinishPlan, levels: list[float]) -> Terms:
+def _key_terms(table: Rows, plan: FinishPlan, levels: list[float]) -> Terms:
     """Per replicate: n, the key's sums and the covered weight Σ_{bin ≤ j} w of each level
     l_j of L (shape (R, len(L)))."""
     coverage_buckets = len(levels) + 1

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_calib.constants import REGRESSION_CALIBRATION_LEVELS
-from spark_calib.kernels.arrow_batch import floats, ints
+from spark_calib.kernels.arrow_batch import Rows, floats, ints
 from spark_calib.kernels.output_columns import WEIGHT_SUM
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.kernels.regression import COVERAGE_LEVELS, interval_levels
@@ -67,7 +67,7 @@ def z_value(level: float) -> float:
 
 
 def regression_calibration_rows(
-    key: tuple[Any, ...], table: pa.Table, plan: FinishPlan
+    key: tuple[Any, ...], table: Rows, plan: FinishPlan
 ) -> list[tuple[Any, ...]]:
     """The 19 coverage rows of one slice key (``REGRESSION_CALIBRATION_COLUMNS`` order)."""
     levels = interval_levels(tuple(plan.setting(COVERAGE_LEVELS, ())))

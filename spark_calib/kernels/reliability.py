@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
+from spark_calib.kernels.arrow_batch import Rows
 from spark_calib.kernels.calibration import calibration_bins
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.stats import schema as stats
@@ -36,9 +36,7 @@ WILSON_Z = "wilson_z"
 CONFIDENCE_BINS = "confidence_bins"
 
 
-def reliability_rows(
-    key: tuple[Any, ...], table: pa.Table, plan: FinishPlan
-) -> list[tuple[Any, ...]]:
+def reliability_rows(key: tuple[Any, ...], table: Rows, plan: FinishPlan) -> list[tuple[Any, ...]]:
     """The reliability rows of one slice key (``RELIABILITY_COLUMNS`` order)."""
     if not plan.setting(CONFIDENCE_BINS, True):
         return []

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from spark_calib.kernels.arrow_batch import Rows
 from spark_calib.kernels.cell_grid import cell_lower
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.kernels.table_sums import label_weights, number, spark_sums, try_divide
@@ -56,7 +57,7 @@ ROC_ARROW_SCHEMA = pa.schema(
 )
 
 
-def roc_rows(key: tuple[Any, ...], table: pa.Table, plan: FinishPlan) -> list[tuple[Any, ...]]:
+def roc_rows(key: tuple[Any, ...], table: Rows, plan: FinishPlan) -> list[tuple[Any, ...]]:
     """The ROC points of one slice key (``ROC_COLUMNS`` order), the origin first."""
     roc_points = plan.setting(ROC_POINTS)
     if roc_points is None:

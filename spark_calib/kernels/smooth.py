@@ -31,9 +31,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import floats, ints, labels
+from spark_calib.kernels.arrow_batch import Rows, floats, ints, is_null
 from spark_calib.kernels.cell_grid import EQUAL_WIDTH_CELLS, LOG_ODDS_CELLS
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
@@ -48,6 +47,11 @@ _BISECTION_STEPS = 10
 # A power of two ≥ the full convolution's length (3·NODES − 2 + NODES − 1), so the FFT's
 # circular convolution equals the linear one.
 _FFT_SIZE = 4096
+# Per σ and per mesh size, shared by every key (plain dicts, not functools.lru_cache: the
+# kernels are pickled by value to workers without spark_calib, and an lru_cache wrapper only
+# pickles by reference).
+_SPECTRA: dict[float, np.ndarray] = {}
+_MESHES: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 _CELL_SUMS = (
     stats.SUM_WEIGHT,
     stats.SUM_WEIGHT_CONFIDENCE,
@@ -57,7 +61,7 @@ _CELL_SUMS = (
 )
 
 
-def smooth_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
+def smooth_estimates(table: Rows, plan: FinishPlan) -> Estimates | None:
     """The smooth ECE row of one key's valid statistics rows (columns ``class``, ``cell``,
     ``n`` and the cell sums); None when the plan requests no metric of the family or the key
     has no cell of positive weight (no row).
@@ -85,10 +89,10 @@ def smooth_estimates(table: pa.Table, plan: FinishPlan) -> Estimates | None:
     )
 
 
-def node_deposits(table: pa.Table) -> tuple[int, float, np.ndarray, np.ndarray] | None:
+def node_deposits(table: Rows) -> tuple[int, float, np.ndarray, np.ndarray] | None:
     """n, W and the node sums M_j, R_j (two arrays of ``NODES``) of the key's top-label cells
     of positive weight (module docstring); None when it has no such cell."""
-    top = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    top = is_null(table, stats.CLASS)
     cells = ints(table, stats.CELL, -1)
     kept = top & (cells >= 0)
     distinct, index = np.unique(cells[kept], return_inverse=True)
@@ -124,9 +128,15 @@ def smooth_ece_from_nodes(mass: np.ndarray, residual: np.ndarray) -> float:
     """relplot's ``smECE`` from node sums on the 1,001-node grid: smECE_σ* with σ* = 1 when
     1 < smECE_1, else the upper end after ten bisection steps on [0, 1] that keep the upper
     end where σ < smECE_σ fails (σ < 0.001 never fails)."""
+    # The nodes' spectra do not depend on σ: transformed once for the whole search.
+    spectra = np.fft.rfft(np.stack([_reflected(residual), _reflected(mass)]), _FFT_SIZE, axis=1)
+
+    found: dict[float, float] = {}
 
     def at(sigma: float) -> float:
-        return _smooth_ece(mass, residual, sigma)
+        if sigma not in found:
+            found[sigma] = _smooth_ece(spectra, sigma)
+        return found[sigma]
 
     def small_enough(sigma: float) -> bool:
         return sigma < 0.001 or sigma < at(sigma)
@@ -143,36 +153,53 @@ def smooth_ece_from_nodes(mass: np.ndarray, residual: np.ndarray) -> float:
     return at(start)
 
 
-def _smooth_ece(mass: np.ndarray, residual: np.ndarray, sigma: float) -> float:
-    """smECE_σ = Σ_t |(K_σ*R)(t)| / Σ_t ((K_σ*M)(t) + 10⁻⁴)."""
-    t = np.linspace(0.0, 1.0, max(round(10 / sigma), _MESH_POINTS))
-    kernel = _kernel(sigma)
-    smoothed_r = _interpolate(t, _reflected_convolve(residual, kernel))
-    density = _interpolate(t, _reflected_convolve(mass, kernel)) + _DENSITY_EPS
+def _smooth_ece(spectra: np.ndarray, sigma: float) -> float:
+    """smECE_σ = Σ_t |(K_σ*R)(t)| / Σ_t ((K_σ*M)(t) + 10⁻⁴), from the spectra of the
+    reflected R and M (``_reflected``)."""
+    index, fraction = _mesh(max(round(10 / sigma), _MESH_POINTS))
+    convolved = _convolved(spectra, sigma)
+    smoothed = convolved[:, index] * (1 - fraction) + convolved[:, index + 1] * fraction
+    smoothed_r = smoothed[0]
+    density = smoothed[1] + _DENSITY_EPS
     # relplot's order of operations (|r/d|·d), kept so the values agree to the last bits.
     return float(np.sum(np.abs(smoothed_r / density) * density) / np.sum(density))
 
 
-def _kernel(sigma: float) -> np.ndarray:
-    """The Gaussian density of scale σ at the nodes, centred at 1/2."""
-    t = np.linspace(0.0, 1.0, NODES)
-    return np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+def _kernel_spectrum(sigma: float) -> np.ndarray:
+    """The spectrum of the Gaussian density of scale σ at the nodes, centred at 1/2 (the
+    bisection visits the same σ for every key: computed once per σ)."""
+    if sigma not in _SPECTRA:
+        t = np.linspace(0.0, 1.0, NODES)
+        kernel = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+        spectrum = np.fft.rfft(kernel, _FFT_SIZE)
+        spectrum.flags.writeable = False
+        _SPECTRA[sigma] = spectrum
+    return _SPECTRA[sigma]
 
 
-def _reflected_convolve(values: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """The nodes convolved with the kernel, the values reflected at both ends: the middle
-    ``NODES`` of ``np.convolve(reflected, kernel, "valid")``, by FFT (equal to it within
-    about 1e-15 of its largest value, and faster)."""
-    extended = np.concatenate([np.flip(values)[:-1], values, np.flip(values)[1:]])
-    size = _FFT_SIZE
-    full = np.fft.irfft(np.fft.rfft(extended, size) * np.fft.rfft(kernel, size), size)
+def _mesh(points: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``points`` evaluation points t of [0, 1] as their node j (the left one) and their
+    fraction t·1000 − j of the way to node j + 1."""
+    if points not in _MESHES:
+        t = np.linspace(0.0, 1.0, points)
+        index = (t * (NODES - 1)).astype(int).clip(0, NODES - 2)
+        fraction = t * (NODES - 1) - index
+        index.flags.writeable = False
+        fraction.flags.writeable = False
+        _MESHES[points] = (index, fraction)
+    return _MESHES[points]
+
+
+def _reflected(values: np.ndarray) -> np.ndarray:
+    """The nodes with their mirror images at both ends (relplot's reflection at 0 and 1)."""
+    return np.concatenate([np.flip(values)[:-1], values, np.flip(values)[1:]])
+
+
+def _convolved(spectra: np.ndarray, sigma: float) -> np.ndarray:
+    """Each row of nodes convolved with the kernel of scale σ, the values reflected at both
+    ends: the middle ``NODES`` of ``np.convolve(reflected, kernel, "valid")``, by FFT (equal to
+    it within about 1e-15 of its largest value, and faster)."""
+    full = np.fft.irfft(spectra * _kernel_spectrum(sigma), _FFT_SIZE, axis=1)
     # "valid" output i is full output i + len(kernel) − 1; the middle starts at NODES // 2.
     start = NODES - 1 + NODES // 2
-    return full[start : start + NODES]
-
-
-def _interpolate(t: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """The piecewise-linear function through (j/1000, nodes[j]) at the points t."""
-    index = (t * (NODES - 1)).astype(int).clip(0, NODES - 2)
-    residual = t * (NODES - 1) - index
-    return nodes[index] * (1 - residual) + nodes[index + 1] * residual
+    return full[:, start : start + NODES]

@@ -19,24 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import floats, ints, labels
+from spark_calib.kernels.arrow_batch import Rows, floats, ints, is_null, select
 from spark_calib.stats import schema as stats
 
 
-def top_label_rows(table: pa.Table, keys: Sequence[str] = ()) -> pa.Table:
+def top_label_rows(table: Rows, keys: Sequence[str] = ()) -> Rows:
     """The rows with ``class`` null and every one of ``keys`` set."""
-    kept = np.array([label is None for label in labels(table, stats.CLASS)], dtype=bool)
+    kept = is_null(table, stats.CLASS)
     for name in keys:
-        column = table.column(name) if name in table.column_names else None
-        present = (
-            np.zeros(table.num_rows, dtype=bool)
-            if column is None
-            else np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        )
-        kept &= present
-    return table.filter(pa.array(kept, pa.bool_()))
+        kept &= ~is_null(table, name)
+    return select(table, kept)
 
 
 def spark_sums(values: np.ndarray, group: np.ndarray, size: int) -> np.ndarray:
@@ -75,7 +68,7 @@ class LabelWeights:
     negative: np.ndarray
 
 
-def label_weights(table: pa.Table, key: str) -> LabelWeights:
+def label_weights(table: Rows, key: str) -> LabelWeights:
     """The top-label rows with ``key`` set, with their W⁺ and W⁻ (see the module docstring)."""
     kept = top_label_rows(table, (key,))
     n = ints(kept, stats.N, 0)

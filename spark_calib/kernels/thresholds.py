@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from spark_calib.kernels.arrow_batch import Rows
 from spark_calib.kernels.output_columns import WEIGHT_SUM
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.kernels.table_sums import label_weights, number, spark_sums, try_divide
@@ -62,9 +63,7 @@ THRESHOLD_ARROW_SCHEMA = pa.schema(
 )
 
 
-def threshold_rows(
-    key: tuple[Any, ...], table: pa.Table, plan: FinishPlan
-) -> list[tuple[Any, ...]]:
+def threshold_rows(key: tuple[Any, ...], table: Rows, plan: FinishPlan) -> list[tuple[Any, ...]]:
     """The rows of one slice key at each configured threshold (``THRESHOLD_COLUMNS`` order)."""
     configured = plan.setting(THRESHOLDS)
     if configured is None:
