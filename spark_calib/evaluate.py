@@ -209,9 +209,13 @@ def _invalid_rows(
     any_invalid: bool,
 ) -> DataFrame:
     """Input rows with their reason. Without invalid rows the filter is constant false, which
-    Spark folds to an empty relation, so the input is not read again."""
-    reason = reason_expression(cfg, types, num_classes)
-    keep = reason.isNotNull() if any_invalid else F.lit(False)
+    Spark folds to an empty relation, so the input is not read again (and the checks are not
+    built: their expressions cost a JVM round trip each)."""
+    if any_invalid:
+        reason = reason_expression(cfg, types, num_classes)
+        keep = reason.isNotNull()
+    else:
+        reason, keep = F.lit(None).cast("string"), F.lit(False)
     return df.select(
         *[input_col(name) for name in df.columns], reason.alias(RESERVED_OUTPUT_COLUMN)
     ).where(keep)

@@ -22,15 +22,24 @@ import pyarrow.compute as pc
 class KeyRows:
     """Statistics rows as NumPy columns: a numeric column as float64 with null → NaN (the
     statistics' integers are counts and small indices, exact in a double), any other as an
-    object array of Python values; with each column's validity."""
+    object array of Python values; with each column's validity. A slice or a filter keeps
+    the converted columns of the whole table and its rows' positions in them: a column is cut
+    to those rows when a kernel first reads it (kernels read a few of the 40-odd columns)."""
 
-    __slots__ = ("columns", "memo", "num_rows", "valid")
+    __slots__ = ("_cut", "_rows", "_source", "_valid", "memo", "num_rows")
 
     def __init__(
-        self, columns: dict[str, np.ndarray], valid: dict[str, np.ndarray], num_rows: int
+        self,
+        columns: dict[str, np.ndarray],
+        valid: dict[str, np.ndarray],
+        num_rows: int,
+        rows: slice | np.ndarray | None = None,
     ) -> None:
-        self.columns = columns
-        self.valid = valid
+        self._source = columns
+        self._valid = valid
+        # Positions of these rows in the source arrays (None: all of them).
+        self._rows = rows
+        self._cut: dict[tuple[str, bool], np.ndarray] = {}
         self.num_rows = num_rows
         # Values that several kernels derive from these rows (``memoized``).
         self.memo: dict[Hashable, Any] = {}
@@ -64,23 +73,44 @@ class KeyRows:
     @property
     def column_names(self) -> list[str]:
         """The column names, in order."""
-        return list(self.columns)
+        return list(self._source)
+
+    def values(self, name: str) -> np.ndarray:
+        """Column ``name`` of these rows (read-only)."""
+        return self._column(name, False)
+
+    def validity(self, name: str) -> np.ndarray:
+        """Whether each of these rows' ``name`` is non-null (read-only)."""
+        return self._column(name, True)
+
+    def _column(self, name: str, validity: bool) -> np.ndarray:
+        source = (self._valid if validity else self._source)[name]
+        if self._rows is None:
+            return source
+        key = (name, validity)
+        if key not in self._cut:
+            cut = source[self._rows]
+            cut.flags.writeable = False
+            self._cut[key] = cut
+        return self._cut[key]
 
     def slice(self, start: int, stop: int) -> KeyRows:
-        """Rows start..stop−1, as views of these arrays."""
-        return KeyRows(
-            {name: values[start:stop] for name, values in self.columns.items()},
-            {name: valid[start:stop] for name, valid in self.valid.items()},
-            stop - start,
-        )
+        """Rows start..stop−1 (of the whole table: views of its arrays)."""
+        rows = slice(start, stop) if self._rows is None else self._positions()[start:stop]
+        return KeyRows(self._source, self._valid, stop - start, rows)
 
     def filter(self, mask: np.ndarray) -> KeyRows:
         """The rows where ``mask`` is true."""
-        return KeyRows(
-            {name: values[mask] for name, values in self.columns.items()},
-            {name: valid[mask] for name, valid in self.valid.items()},
-            int(np.count_nonzero(mask)),
-        )
+        rows = self._positions()[np.asarray(mask, dtype=bool)]
+        return KeyRows(self._source, self._valid, int(rows.size), rows)
+
+    def _positions(self) -> np.ndarray:
+        """These rows' positions in the source arrays."""
+        if self._rows is None:
+            return np.arange(self.num_rows)
+        if isinstance(self._rows, slice):
+            return np.arange(self._rows.start, self._rows.stop)
+        return self._rows
 
 
 T = TypeVar("T")
@@ -115,7 +145,7 @@ def is_null(table: Rows, name: str) -> np.ndarray:
     if name not in table.column_names:
         return np.ones(table.num_rows, dtype=bool)
     if isinstance(table, KeyRows):
-        return ~table.valid[name]
+        return ~table.validity(name)
     return np.asarray(table.column(name).is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
@@ -125,7 +155,7 @@ def floats(table: Rows, name: str) -> np.ndarray:
     if name not in table.column_names:
         return np.full(table.num_rows, np.nan)
     if isinstance(table, KeyRows):
-        values = table.columns[name]
+        values = table.values(name)
         if values.dtype == object:
             return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
         return values
@@ -138,8 +168,8 @@ def ints(table: Rows, name: str, null: int) -> np.ndarray:
     if name not in table.column_names:
         return np.full(table.num_rows, null, dtype=np.int64)
     if isinstance(table, KeyRows):
-        values = table.columns[name]
-        return np.where(table.valid[name], values, null).astype(np.int64)
+        values = table.values(name)
+        return np.where(table.validity(name), values, null).astype(np.int64)
     column = pc.fill_null(pc.cast(table.column(name), pa.int64()), null)
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
 
@@ -149,7 +179,7 @@ def labels(table: Rows, name: str) -> list[Any]:
     if name not in table.column_names:
         return [None] * table.num_rows
     if isinstance(table, KeyRows):
-        return list(table.columns[name])
+        return list(table.values(name))
     return table.column(name).to_pylist()
 
 

@@ -33,6 +33,7 @@ from spark_calib.rows.cells import cell_index, logit
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.coverage import coverage_bucket, interval_levels
 from spark_calib.rows.fit_rows import fit_condition
+from spark_calib.rows.internal_sql import internal_expr
 from spark_calib.rows.needs import RowNeeds
 from spark_calib.rows.task_terms import TaskTerms, task_terms
 from spark_calib.rows.validation import Check, first_failure, weight_checks
@@ -151,7 +152,11 @@ def canonical_rows(
         *([jackknife_bucket(df, config).alias(BUCKET)] if config.uncertainty.jackknife else []),
     )
     valid = F.col(REASON).isNull()
-    masked = [F.when(valid, F.col(name)).alias(name) for name in (WEIGHT, *row_terms)]
+    # Internal SQL: one JVM round trip per column rather than one per Column operation.
+    masked = [
+        internal_expr("CASE WHEN {r} IS NULL THEN {c} END", name, r=REASON, c=name)
+        for name in (WEIGHT, *row_terms)
+    ]
     return projected.select(
         REASON,
         MODEL_VERSION,

@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.rows import canonical as row
 from spark_calib.rows.binning import bin_index
+from spark_calib.rows.internal_sql import internal_expr
 from spark_calib.slicing.plan import SlicePlan
 from spark_calib.slicing.values import slice_name, slice_value_expression
 from spark_calib.stats import schema as stats
@@ -103,7 +104,7 @@ def aggregate_stats(
     sums = _sums(terms, config.task == "regression")
     same = _same_sums(sums, unit_weight=config.columns.weight is None)
     sums = {name: column for name, column in sums.items() if name not in same}
-    measures = [column.alias(name) for name, column in sums.items()]
+    measures = [internal_expr(text, name, **names) for name, (text, names) in sums.items()]
     labels = slice_set_labels(config)
     if len(plan.groups) == 1:
         fine = items.groupBy(*group, *all_slices).agg(*measures).withColumn(GROUP, F.lit(0))
@@ -119,7 +120,7 @@ def aggregate_stats(
         # Each set is re-aggregated from its group's small table: one copy of a group's row per
         # set it covers and one grouping, so one shuffle of a few thousand rows.
         copied = _copies(fine, SLICE_SET, set_keys, all_slices, source=plan.set_group)
-        resums = [F.sum(name).alias(name) for name in sums]
+        resums = [internal_expr("sum({c})", name, c=name) for name in sums]
         public = copied.groupBy(SLICE_SET, *group, *all_slices).agg(*resums)
     return public.select(*_public(config, keys, sums, same, labels.name, labels.value))
 
@@ -210,22 +211,30 @@ def _value(keys: list[str]) -> Column:
     return slice_value_expression([F.col(key) for key in keys])
 
 
-def _sums(terms: list[str], regression: bool) -> dict[str, Column]:
+# An aggregate as internal SQL: its template and the internal names it reads
+# (``spark_calib.rows.internal_sql``).
+Sql = tuple[str, dict[str, str]]
+
+
+def _sums(terms: list[str], regression: bool) -> dict[str, Sql]:
     """Statistics column → its aggregate: n, Σw, Σw·term per present term (and Σw·y², and
-    n_positive = Σ y for binary labels)."""
-    weight = F.col(row.WEIGHT)
-    sums = {stats.N: F.count(F.lit(1)), stats.SUM_WEIGHT: F.sum(weight)}
+    n_positive = Σ y for binary labels). Internal SQL, not Column arithmetic: each Column
+    operation is a round trip to the JVM, and the plan is built on every run."""
+    weight = row.WEIGHT
+    sums: dict[str, Sql] = {
+        stats.N: ("count(1)", {}),
+        stats.SUM_WEIGHT: ("sum({w})", {"w": weight}),
+    }
     if row.POSITIVE in terms:
-        sums[stats.N_POSITIVE] = F.sum(F.col(row.POSITIVE).cast("long"))
+        sums[stats.N_POSITIVE] = ("sum(CAST({p} AS BIGINT))", {"p": row.POSITIVE})
     for term in terms:
-        sums[TERM_SUMS[term]] = F.sum(weight * F.col(term))
+        sums[TERM_SUMS[term]] = ("sum({w} * {t})", {"w": weight, "t": term})
     if regression:
-        target = F.col(row.TARGET)
-        sums[stats.SUM_WEIGHT_TARGET_SQ] = F.sum(weight * target * target)
+        sums[stats.SUM_WEIGHT_TARGET_SQ] = ("sum({w} * {y} * {y})", {"w": weight, "y": row.TARGET})
     return sums
 
 
-def _same_sums(sums: dict[str, Column], unit_weight: bool) -> dict[str, str]:
+def _same_sums(sums: dict[str, Sql], unit_weight: bool) -> dict[str, str]:
     """Statistic → the statistic it equals exactly (``UNIT_WEIGHT_EQUAL``, when every weight is
     1 and both are summed); such a statistic is not aggregated but copied."""
     if not unit_weight:
@@ -236,36 +245,42 @@ def _same_sums(sums: dict[str, Column], unit_weight: bool) -> dict[str, str]:
 def _public(
     config: Config,
     keys: list[str],
-    sums: dict[str, Column],
+    sums: dict[str, Sql],
     same: dict[str, str],
     name: Column,
     value: Column,
 ) -> list[Column]:
     """The statistics table's columns, in ``stats.STATS_COLUMNS`` order; a statistic in
     ``same`` is the column it equals; absent keys and sums are typed nulls."""
-    present = {INDEX_KEYS[key]: F.col(key) for key in keys}
-    columns = {
-        stats.MODEL_VERSION: F.col(row.MODEL_VERSION),
-        stats.SLICE_NAME: name,
-        stats.SLICE_VALUE: value,
-        stats.CLASS: class_label(config, F.col(CLASS_INDEX)),
-        stats.TRUE_CLASS: class_label(config, present.get(stats.TRUE_CLASS)),
-        stats.PREDICTED_CLASS: class_label(config, present.get(stats.PREDICTED_CLASS)),
-        stats.BIN: present.get(stats.BIN, F.lit(None)).cast("int"),
-        stats.CELL: present.get(stats.CELL, F.lit(None)).cast("int"),
-        stats.THRESHOLD_BIN: present.get(stats.THRESHOLD_BIN, F.lit(None)).cast("int"),
-        stats.BUCKET: present.get(stats.BUCKET, F.lit(None)).cast("int"),
-        stats.RECALIBRATION_FIT: present.get(stats.RECALIBRATION_FIT, F.lit(None)).cast("boolean"),
-        stats.REASON: F.col(row.REASON),
-        stats.N: F.col(stats.N).cast("long"),
-        stats.N_POSITIVE: (
-            F.col(stats.N_POSITIVE) if stats.N_POSITIVE in sums else F.lit(None)
-        ).cast("long"),
+    present = {INDEX_KEYS[key]: key for key in keys}
+
+    def cast(source: str | None, kind: str) -> Sql:
+        if source is None:
+            return f"CAST(NULL AS {kind})", {}
+        return f"CAST({{c}} AS {kind})", {"c": source}
+
+    text: dict[str, Sql] = {
+        stats.MODEL_VERSION: ("{c}", {"c": row.MODEL_VERSION}),
+        stats.BIN: cast(present.get(stats.BIN), "INT"),
+        stats.CELL: cast(present.get(stats.CELL), "INT"),
+        stats.THRESHOLD_BIN: cast(present.get(stats.THRESHOLD_BIN), "INT"),
+        stats.BUCKET: cast(present.get(stats.BUCKET), "INT"),
+        stats.RECALIBRATION_FIT: cast(present.get(stats.RECALIBRATION_FIT), "BOOLEAN"),
+        stats.REASON: ("{c}", {"c": row.REASON}),
+        stats.N: cast(stats.N, "BIGINT"),
+        stats.N_POSITIVE: cast(stats.N_POSITIVE if stats.N_POSITIVE in sums else None, "BIGINT"),
     }
     for column in stats.SUM_COLUMNS:
         source = same.get(column, column)
-        columns[column] = (F.col(source) if source in sums else F.lit(None)).cast("double")
-    return [columns[name].alias(name) for name in stats.STATS_COLUMNS]
+        text[column] = cast(source if source in sums else None, "DOUBLE")
+    columns = {name: internal_expr(sql, name, **names) for name, (sql, names) in text.items()}
+    columns[stats.SLICE_NAME] = name.alias(stats.SLICE_NAME)
+    columns[stats.SLICE_VALUE] = value.alias(stats.SLICE_VALUE)
+    columns[stats.CLASS] = class_label(config, F.col(CLASS_INDEX)).alias(stats.CLASS)
+    for label in (stats.TRUE_CLASS, stats.PREDICTED_CLASS):
+        index = present.get(label)
+        columns[label] = class_label(config, None if index is None else F.col(index)).alias(label)
+    return [columns[name] for name in stats.STATS_COLUMNS]
 
 
 def class_label(config: Config, index: Column | None) -> Column:
