@@ -12,6 +12,7 @@ from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.errors import ConfigError, InvalidRowsError, SchemaError
 from spark_calib.metrics.exact_ranking import exact_ranking_metrics
 from spark_calib.metrics.finish import (
+    LOCAL_FRAME_MAX_ROWS,
     METRICS,
     RELIABILITY,
     Finished,
@@ -81,9 +82,11 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     if n_rows and n_invalid / n_rows > cfg.max_invalid_fraction:
         stats_df.unpersist()
         raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
-    if head is not None:
-        # The statistics are on the driver whole: a local frame of them replaces the cache,
-        # so reading or writing them starts no job over the cached aggregation.
+    cached = head is None or head.num_rows > LOCAL_FRAME_MAX_ROWS
+    if not cached:
+        assert head is not None
+        # Small statistics on the driver whole: a local frame of them replaces the cache, so
+        # reading or writing them starts no job over the cached aggregation.
         local = stats_df.sparkSession.createDataFrame(head, stats_df.schema)
         stats_df.unpersist()
         stats_df = local
@@ -101,8 +104,8 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         num_classes=num_classes,
         config=cfg,
         **tables,
-        recalibration=_recalibration(stats_df, rows, cfg, num_classes),
-        _cached=(*([stats_df] if head is None else []), *finished.cached),
+        recalibration=_recalibration(stats_df, rows, cfg, num_classes, head),
+        _cached=(*([stats_df] if cached else []), *finished.cached),
     )
 
 
@@ -152,16 +155,20 @@ def _metrics(
 
 
 def _recalibration(
-    stats_df: DataFrame, rows: DataFrame, cfg: Config, num_classes: int | None
+    stats_df: DataFrame,
+    rows: DataFrame,
+    cfg: Config,
+    num_classes: int | None,
+    head: pa.Table | None,
 ) -> DataFrame | None:
-    """The recalibration table: binary and top-label from the statistics' cells, multiclass
-    from the rows."""
+    """The recalibration table: binary and top-label from the statistics' cells (read from
+    ``head`` when the statistics are on the driver), multiclass from the rows."""
     if cfg.recalibration is None:
         return None
     if cfg.task == "multiclass":
         assert num_classes is not None
         return multiclass_recalibration_table(rows, cfg, num_classes)
-    return recalibration_table(stats_df, cfg, rows)
+    return recalibration_table(stats_df, cfg, rows, head)
 
 
 def _check_class_config(cfg: Config, num_classes: int | None) -> None:

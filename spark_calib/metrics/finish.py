@@ -62,6 +62,7 @@ from spark_calib.stats import schema as stats
 __all__ = [
     "DRIVER_MAX_ROWS",
     "KERNEL_FAMILIES",
+    "LOCAL_FRAME_MAX_ROWS",
     "METRICS",
     "RELIABILITY",
     "Finished",
@@ -90,6 +91,11 @@ CELL_TABLES = frozenset({"roc", "thresholds"})
 # Statistics rows up to which the driver finishes them from one toArrow(): starting the Python
 # workers and shuffling costs more than the driver's NumPy below this (docs/benchmarks.md).
 DRIVER_MAX_ROWS = 200_000
+# Statistics rows up to which evaluate replaces their cache with a local frame of the driver's
+# copy. Above it the cache stays: Spark plans a local relation row by row, and writing one of
+# 125,000 statistics rows (a demo day) into a catalog table took 8.5 s against 2.1 s from the
+# cache (docs/benchmarks.md).
+LOCAL_FRAME_MAX_ROWS = 20_000
 _KERNEL_MODULES = (
     spark_calib.kernels,
     spark_calib.stats.schema,

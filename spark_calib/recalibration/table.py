@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from spark_calib.config import Config, ConfigSource, load_config
@@ -115,18 +116,22 @@ def recalibration_from_stats(stats_df: DataFrame, config: ConfigSource) -> DataF
 
 
 def recalibration_table(
-    stats_df: DataFrame, config: Config, rows: DataFrame | None = None
+    stats_df: DataFrame,
+    config: Config,
+    rows: DataFrame | None = None,
+    head: pa.Table | None = None,
 ) -> DataFrame:
     """The recalibration table of ``config.recalibration`` from a statistics table whose cells
     were aggregated with it (``recalibration_fit`` set when ``fit`` is).
 
     With ``after: rows`` and the canonical ``rows`` the statistics came from, the temperature
     and Platt maps' after metrics and bins come from one more pass over the evaluated rows
-    (``row_scores``), exact; without ``rows`` (a rollup of statistics) they are the cells'."""
+    (``row_scores``), exact; without ``rows`` (a rollup of statistics) they are the cells'.
+    ``head``: every row of ``stats_df`` on the driver, read there instead of in Spark."""
     recalibration = config.recalibration
     assert recalibration is not None
     source = () if () in config.slices else config.slices[0]
-    cells = collect_cell_rows(stats_df, slice_name(source))
+    cells = collect_cell_rows(stats_df, slice_name(source), head)
     chosen: dict[tuple[Key, str], _Fit] = {}
     for method in recalibration.methods:
         overall: dict[str | None, FittedMap | None] = {}

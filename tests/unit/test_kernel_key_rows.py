@@ -1,0 +1,147 @@
+"""The boundary's converted rows (``KeyRows``): every read equals the same read of the Arrow
+table, through slices and filters, and the kernels cannot write to them; ``finish_table`` over
+many keys (one conversion, lazily cut per key) equals each key finished from its own Arrow
+table."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from spark_calib.kernels.arrow_batch import (
+    KeyRows,
+    floats,
+    ints,
+    is_null,
+    labels,
+    select,
+    split_keys,
+)
+from spark_calib.kernels.finish import finish_table, key_outputs
+from spark_calib.kernels.plan import FinishPlan
+from spark_calib.registry import CALIBRATION, CELL_CALIBRATION, SMOOTH
+from spark_calib.stats.schema import SLICE_KEY_COLUMNS
+from tests.support.key_stats_cell_calibration import cell_key_table
+
+TABLE = pa.table(
+    {
+        "k": pa.array(["b", "a", None, "b", "a", "c"], pa.string()),
+        "i": pa.array([3, None, 5, 7, 0, 2], pa.int32()),
+        "x": pa.array([0.5, 1.5, None, -2.0, float("nan"), 4.0], pa.float64()),
+    }
+)
+
+
+def _reads(rows: KeyRows | pa.Table) -> tuple[list[float], list[int], list[object], list[bool]]:
+    return (
+        [v if not math.isnan(v) else -99.0 for v in floats(rows, "x")],
+        ints(rows, "i", -1).tolist(),
+        labels(rows, "k"),
+        is_null(rows, "i").tolist(),
+    )
+
+
+@pytest.mark.parametrize("start,stop", [(0, 6), (1, 5), (2, 2)])
+def test_a_slice_reads_as_the_arrow_slice(start: int, stop: int) -> None:
+    rows = KeyRows.of(TABLE).slice(start, stop)
+    assert rows.num_rows == stop - start
+    assert _reads(rows) == _reads(TABLE.slice(start, stop - start))
+
+
+def test_a_filter_of_a_slice_reads_as_the_arrow_filter() -> None:
+    mask = np.array([True, False, True, True])
+    rows = select(KeyRows.of(TABLE).slice(1, 5), mask)
+    expected = select(TABLE.slice(1, 4), mask)
+    assert isinstance(rows, KeyRows) and rows.num_rows == 3
+    assert _reads(rows) == _reads(expected)
+    # Rows 1, 3 and 4 of the table: a null integer reads as the given -1.
+    assert ints(rows, "i", -1).tolist() == [-1, 7, 0]
+    assert labels(rows, "k") == ["a", "b", "a"]
+
+
+def test_an_absent_column_reads_as_null_everywhere() -> None:
+    rows = KeyRows.of(TABLE).slice(0, 3)
+    assert np.isnan(floats(rows, "missing")).all() and len(floats(rows, "missing")) == 3
+    assert ints(rows, "missing", 4).tolist() == [4, 4, 4]
+    assert labels(rows, "missing") == [None, None, None]
+    assert is_null(rows, "missing").tolist() == [True, True, True]
+
+
+def test_the_converted_columns_are_read_only() -> None:
+    for rows in (KeyRows.of(TABLE), KeyRows.of(TABLE).slice(1, 4), KeyRows.of(TABLE).slice(0, 6)):
+        with pytest.raises(ValueError, match="read-only"):
+            floats(rows, "x")[0] = 1.0
+
+
+def test_split_keys_gives_each_key_its_rows_in_order() -> None:
+    table = pa.table(
+        {
+            "a": pa.array(["v", "w", "v", None, "v"]),
+            "b": pa.array(["x", "x", None, "y", "x"]),
+            "n": pa.array([1, 2, 3, 4, 5]),
+        }
+    )
+    found = {key: ints(rows, "n", 0).tolist() for key, rows in split_keys(table, ["a", "b"])}
+    assert found == {("v", "x"): [1, 5], ("w", "x"): [2], ("v", None): [3], (None, "y"): [4]}
+
+
+def _many_keys() -> pa.Table:
+    rng = np.random.default_rng(11)
+    parts = []
+    for index, value in enumerate(["", "MX", "US"]):
+        size = 300 + 200 * index
+        s = rng.uniform(0.01, 0.99, size) ** (1 + index)
+        y = (rng.uniform(size=size) < s).astype(float)
+        w = rng.uniform(0.5, 2.0, size)
+        parts.append(
+            cell_key_table(
+                s, y, w, buckets=rng.integers(0, 4, size), decoys=True, slice_value=value
+            )
+        )
+    return pa.concat_tables(parts).combine_chunks()
+
+
+@pytest.mark.parametrize("method,buckets", [("analytic", 0), ("jackknife", 4)])
+def test_many_keys_finish_as_each_key_from_its_own_arrow_table(method: str, buckets: int) -> None:
+    table = _many_keys()
+    plan = FinishPlan(
+        metrics=(
+            (CALIBRATION, ("ece", "mce", "brier", "count")),
+            (CELL_CALIBRATION, ("ks_calibration", "calibration_slope")),
+            (SMOOTH, ("smooth_ece",)),
+        ),
+        n_bins=15,
+        equal_mass=False,
+        method=method,
+        critical_value=1.959963984540054,
+        buckets=buckets,
+    )
+    kernels = (CALIBRATION, CELL_CALIBRATION, SMOOTH)
+    outputs = ("metrics", "reliability")
+    together = finish_table(table, plan, kernels, outputs)
+    keys = {tuple(row[name] for name in SLICE_KEY_COLUMNS) for row in table.to_pylist()}
+    assert len(keys) == 3
+    for output in outputs:
+        alone: list[tuple[object, ...]] = []
+        for key in sorted(keys, key=str):
+            mask = np.ones(table.num_rows, dtype=bool)
+            for name, value in zip(SLICE_KEY_COLUMNS, key, strict=True):
+                mask &= np.array([v == value for v in table.column(name).to_pylist()])
+            alone.extend(key_outputs(key, select(table, mask), plan, kernels, outputs)[output])
+        got = together[output].to_pylist()
+        assert len(got) == len(alone) > 0
+        names = together[output].column_names
+        expected = sorted(
+            (dict(zip(names, row, strict=True)) for row in alone), key=lambda r: repr(r)
+        )
+        for a, b in zip(sorted(got, key=lambda r: repr(r)), expected, strict=True):
+            assert a.keys() == b.keys()
+            for name in a:
+                x, y = a[name], b[name]
+                if isinstance(y, float) and math.isnan(y):
+                    assert x is None
+                else:
+                    assert x == y, (output, name)
