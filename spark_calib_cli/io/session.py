@@ -31,7 +31,9 @@ MIN_LOCAL_SHUFFLE_PARTITIONS = 4
 # UTC date, whatever the machine's zone.
 SESSION_TIME_ZONE = "UTC"
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
-WORKER_PYTHON = "spark.pyspark.python"
+# PySpark reads its workers' interpreter from this variable when the session's JVM starts in
+# process (``spark.pyspark.python`` only reaches spark-submit's launcher, too late here).
+WORKER_PYTHON_ENV = "PYSPARK_PYTHON"
 
 
 def build_session(
@@ -92,6 +94,10 @@ def _embedded(
     builder: SparkSession.Builder, workdir: Path, *, verbose: bool
 ) -> SparkSession.Builder:
     interactive = sys.stderr.isatty()
+    # The NumPy kernels may run in Python workers (a grouped Arrow pass over large statistics,
+    # a rollup of many days); without this they start with `python3` from PATH, which outside
+    # the driver's venv lacks pyarrow ("No module named 'pyarrow'"). A value the user set wins.
+    os.environ.setdefault(WORKER_PYTHON_ENV, sys.executable)
     java_options = " ".join(
         [
             _java_property("derby.system.home", str(workdir)),
@@ -111,10 +117,6 @@ def _embedded(
         .config("spark.ui.showConsoleProgress", str(interactive).lower())
         # The UI is for people watching a run; a scheduled or piped run starts faster without it.
         .config("spark.ui.enabled", str(interactive or verbose).lower())
-        # The NumPy kernels may run in Python workers (a grouped Arrow pass over large
-        # statistics); without this they start with `python3` from PATH, which outside the
-        # driver's venv lacks pyarrow ("No module named 'pyarrow'").
-        .config(WORKER_PYTHON, sys.executable)
     )
 
 
