@@ -52,9 +52,9 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     For multiclass without ``num_classes`` or ``class_names``, K is read from the first
     non-null array (a one-row job).
 
-    With ``recalibration``, the binary and top-label maps are fitted and scored from the cached
-    statistics' fine cells (one small collect, no pass over ``df``) into
-    ``result.recalibration``, with ``after: rows`` one more pass scoring the temperature and
+    With ``recalibration``, the binary and top-label maps are fitted and scored from the
+    statistics' fine cells (the driver's copy, else one small collect; no pass over ``df``)
+    into ``result.recalibration``, with ``after: rows`` one more pass scoring the temperature and
     Platt maps row by row; the multiclass temperature takes two more passes over ``df`` (its
     logits are not summable).
 
