@@ -4,9 +4,10 @@ A key's statistics reach a kernel as ``KeyRows``: its columns converted from Arr
 group of ``applyInArrow``, or a zero-copy slice of one conversion of a ``toArrow()`` on the
 driver), since the kernels of a key read the same columns many times. ``floats``/``ints``/
 ``labels``/``is_null`` read a column as arrays (a null sum is NaN, as a sum the config does not
-use), ``select`` keeps the rows of a mask; each also takes an Arrow table (the kernel tests
-build them). ``split_keys`` cuts a table of many keys into one ``KeyRows`` per key, and
-``to_table`` turns the kernels' output rows back into Arrow.
+use), ``select`` keeps the rows of a mask. Each also takes an Arrow table (the kernel tests
+build them), converted on the spot, so tests and runs read through the same code.
+``split_keys`` cuts a table of many keys into one ``KeyRows`` per key, and ``to_table`` turns
+the kernels' output rows back into Arrow.
 """
 
 from __future__ import annotations
@@ -68,7 +69,10 @@ class KeyRows:
         """Rows of numeric ``columns`` (float64; NaN reads as NaN, every value valid)."""
         converted = {name: np.array(values, dtype=float) for name, values in columns.items()}
         size = len(next(iter(converted.values()))) if converted else 0
-        return cls(converted, {name: np.ones(size, dtype=bool) for name in converted}, size)
+        valid = {name: np.ones(size, dtype=bool) for name in converted}
+        for array in (*converted.values(), *valid.values()):
+            array.flags.writeable = False
+        return cls(converted, valid, size)
 
     @property
     def column_names(self) -> list[str]:
@@ -120,7 +124,8 @@ Rows: TypeAlias = "KeyRows | pa.Table"
 
 
 def key_rows(table: Rows) -> KeyRows:
-    """``table`` as ``KeyRows`` (converted once when it is Arrow)."""
+    """``table`` as ``KeyRows``: an Arrow table (as the kernel tests build them) is converted
+    here, on every read of it; the finishing converts a key's rows once."""
     return table if isinstance(table, KeyRows) else KeyRows.of(table)
 
 
@@ -133,54 +138,42 @@ def memoized(table: Rows, key: Hashable, compute: Callable[[], T]) -> T:
     return cast(T, table.memo[key])
 
 
-def select(table: Rows, mask: np.ndarray) -> Rows:
+def select(table: Rows, mask: np.ndarray) -> KeyRows:
     """The rows of ``table`` where the boolean ``mask`` is true."""
-    if isinstance(table, KeyRows):
-        return table.filter(np.asarray(mask, dtype=bool))
-    return table.filter(pa.array(np.asarray(mask, dtype=bool), pa.bool_()))
+    return key_rows(table).filter(np.asarray(mask, dtype=bool))
 
 
 def is_null(table: Rows, name: str) -> np.ndarray:
     """Whether each row's ``name`` is null (every row when the column is absent)."""
-    if name not in table.column_names:
-        return np.ones(table.num_rows, dtype=bool)
-    if isinstance(table, KeyRows):
-        return ~table.validity(name)
-    return np.asarray(table.column(name).is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    rows = key_rows(table)
+    if name not in rows.column_names:
+        return np.ones(rows.num_rows, dtype=bool)
+    return ~rows.validity(name)
 
 
 def floats(table: Rows, name: str) -> np.ndarray:
-    """Column ``name`` as float64, null → NaN; all NaN when the table has no such column (of
-    ``KeyRows``, a read-only view)."""
-    if name not in table.column_names:
-        return np.full(table.num_rows, np.nan)
-    if isinstance(table, KeyRows):
-        values = table.values(name)
-        if values.dtype == object:
-            return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
-        return values
-    column = pc.cast(table.column(name), pa.float64())
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=float)
+    """Column ``name`` as float64, null → NaN, a read-only view; all NaN when the table has no
+    such column."""
+    rows = key_rows(table)
+    if name not in rows.column_names:
+        return np.full(rows.num_rows, np.nan)
+    return rows.values(name)
 
 
 def ints(table: Rows, name: str, null: int) -> np.ndarray:
     """Column ``name`` as int64 with null → ``null`` (also when the column is absent)."""
-    if name not in table.column_names:
-        return np.full(table.num_rows, null, dtype=np.int64)
-    if isinstance(table, KeyRows):
-        values = table.values(name)
-        return np.where(table.validity(name), values, null).astype(np.int64)
-    column = pc.fill_null(pc.cast(table.column(name), pa.int64()), null)
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
+    rows = key_rows(table)
+    if name not in rows.column_names:
+        return np.full(rows.num_rows, null, dtype=np.int64)
+    return np.where(rows.validity(name), rows.values(name), null).astype(np.int64)
 
 
 def labels(table: Rows, name: str) -> list[Any]:
     """Column ``name`` as Python values (strings or None)."""
-    if name not in table.column_names:
-        return [None] * table.num_rows
-    if isinstance(table, KeyRows):
-        return list(table.values(name))
-    return table.column(name).to_pylist()
+    rows = key_rows(table)
+    if name not in rows.column_names:
+        return [None] * rows.num_rows
+    return list(rows.values(name))
 
 
 def codes(values: Sequence[Any] | np.ndarray) -> tuple[list[Any], np.ndarray]:

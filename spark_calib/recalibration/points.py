@@ -121,7 +121,6 @@ def head_cell_rows(head: pa.Table, source_slice_name: str) -> dict[Key, CellRows
     """``collect_cell_rows`` of a statistics table on the driver: the same filter, copy of the
     source set into ``overall``, sums (a null sum counts as 0) and columns, with Arrow's
     group-by (its sums may differ from Spark's in the last bits: another order)."""
-    present = set(head.column_names)
     valid = head.filter(
         pc.and_(
             pc.and_(pc.is_null(head.column(stats.REASON)), pc.is_null(head.column(stats.CLASS))),
@@ -142,20 +141,15 @@ def head_cell_rows(head: pa.Table, source_slice_name: str) -> dict[Key, CellRows
         )
         valid = pa.concat_tables([valid, overall])
     keys = (*stats.SLICE_KEY_COLUMNS, stats.RECALIBRATION_FIT, stats.CELL, stats.BIN)
-    sums = {
-        name: pc.cast(valid.column(column), pa.float64())
-        if column in present
-        else pa.nulls(valid.num_rows, pa.float64())
-        for name, column in _SUMS.items()
-    }
+    sums = {name: pc.cast(valid.column(column), pa.float64()) for name, column in _SUMS.items()}
     grouping = {name: valid.column(name) for name in (*keys, stats.TRUE_CLASS)}
     summed = (
         pa.table({**grouping, **sums})
         .group_by(list(grouping), use_threads=False)
         .aggregate([(name, "sum") for name in _SUMS])
     )
-    totals = {name: pc.fill_null(summed.column(f"{name}_sum"), 0.0) for name in _SUMS}
-    kept = summed.filter(pc.greater(totals["w"], 0.0))
+    # A null comparison (an all-null weight sum) drops the row, as Spark's coalesce to 0 does.
+    kept = summed.filter(pc.greater(summed.column("w_sum"), 0.0))
     totals = {name: pc.fill_null(kept.column(f"{name}_sum"), 0.0) for name in _SUMS}
     table = pa.table(
         {
