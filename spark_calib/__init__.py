@@ -1,6 +1,7 @@
 """spark_calib: calibration and evaluation metrics for prediction logs, as one-pass Spark jobs.
 
-Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``metrics_from_stats`` and
+Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``evaluate_days`` (each
+day of a date range in one scan), ``metrics_from_stats`` and
 ``reliability_from_stats`` (recompute outputs from a statistics table), ``combine_stats``
 (merge statistics of several runs), ``sum_to_bins`` (the same, summed to the calibration
 bins), ``sum_over_cells`` and ``bin_grain`` (summed over the fine cells, as the outputs that
@@ -15,6 +16,7 @@ configured, possibly dotted, name) and the error types. The public modules
 """
 
 from spark_calib.config import Config, config_hash, load_config
+from spark_calib.days import DayEvaluation, evaluate_days
 from spark_calib.errors import (
     ConfigError,
     InvalidRowsError,
@@ -37,6 +39,7 @@ __all__ = [
     "RELIABILITY_COLUMNS",
     "Config",
     "ConfigError",
+    "DayEvaluation",
     "EvaluationResult",
     "InvalidRowsError",
     "SchemaError",
@@ -47,6 +50,7 @@ __all__ = [
     "config_hash",
     "decode_slice_value",
     "evaluate",
+    "evaluate_days",
     "input_col",
     "load_config",
     "metrics_from_stats",

@@ -24,16 +24,19 @@ class SchemaError(SparkCalibError, ValueError):
 class InvalidRowsError(SparkCalibError):
     """The fraction of invalid input rows is above ``max_invalid_fraction``.
 
-    ``counts`` maps each reason to its number of rows; ``total`` is the number of input rows.
+    ``counts`` maps each reason to its number of rows; ``total`` is the number of input rows;
+    ``scope`` (a backfill's ``run_date 2024-06-30``) prefixes the message.
     """
 
-    def __init__(self, counts: Mapping[str, int], total: int, max_fraction: float) -> None:
+    def __init__(
+        self, counts: Mapping[str, int], total: int, max_fraction: float, scope: str = ""
+    ) -> None:
         self.counts = dict(counts)
         self.total = total
         self.max_fraction = max_fraction
         invalid = sum(self.counts.values())
         detail = ", ".join(f"{reason}={n}" for reason, n in sorted(self.counts.items()))
         super().__init__(
-            f"{invalid} of {total} input rows are invalid "
+            (f"{scope}: " if scope else "") + f"{invalid} of {total} input rows are invalid "
             f"(fraction {invalid / total:.6g} > max_invalid_fraction {max_fraction:g}): {detail}"
         )

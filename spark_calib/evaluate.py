@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
@@ -33,7 +35,12 @@ from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
 from spark_calib.slicing.plan import choose_strategy
 from spark_calib.stats.aggregate import aggregate_stats
 from spark_calib.stats.combine import bin_grain
-from spark_calib.stats.counts import counts_by_reason, row_counts
+from spark_calib.stats.counts import (
+    VersionCounts,
+    reason_totals,
+    version_counts_by_reason,
+    version_row_counts,
+)
 
 # With no non-null array to measure, K is irrelevant: every row is invalid (null_probs).
 FALLBACK_NUM_CLASSES = 2
@@ -62,12 +69,38 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
     """
     cfg = load_config(config)
+    result, _ = evaluation(
+        df, cfg, check=lambda counts: check_invalid_fraction(reason_totals(counts), cfg)
+    )
+    return result
+
+
+def check_invalid_fraction(counts: Mapping[str | None, int], cfg: Config, scope: str = "") -> None:
+    """``InvalidRowsError`` when the invalid fraction of ``counts`` (reason → rows, None =
+    valid) is above ``max_invalid_fraction``; ``scope`` prefixes its message."""
+    n_rows = sum(counts.values())
+    invalid = {reason: n for reason, n in counts.items() if reason is not None}
+    if n_rows and sum(invalid.values()) / n_rows > cfg.max_invalid_fraction:
+        raise InvalidRowsError(invalid, n_rows, cfg.max_invalid_fraction, scope)
+
+
+def evaluation(
+    df: DataFrame,
+    cfg: Config,
+    day: Column | None = None,
+    check: Callable[[VersionCounts], None] | None = None,
+) -> tuple[EvaluationResult, VersionCounts]:
+    """``evaluate``, and the input rows per (model version, reason). ``check`` sees those
+    counts right after the scan, before any output is finished; when it raises, the cache is
+    released and nothing more runs. With ``day`` (a DATE expression of ``df``), every key's
+    model version is day-keyed (``spark_calib.rows.days``): one scan gives each day's
+    statistics and outputs."""
     specs = resolve_metrics(cfg.task, cfg.metrics, cfg.features())
     types = check_input_schema(df, cfg)
     num_classes = _num_classes(df, cfg)
     _check_class_config(cfg, num_classes)
     needs = config_needs(cfg)
-    rows = canonical_rows(df, cfg, types, num_classes, needs)
+    rows = canonical_rows(df, cfg, types, num_classes, needs, day)
     plan = choose_strategy(cfg)
     stats_df = aggregate_stats(rows, cfg, needs.per_class, plan).persist(
         StorageLevel.MEMORY_AND_DISK
@@ -75,13 +108,19 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     # One action: small statistics come to the driver whole, and every output the kernels
     # finish is computed there from this one table.
     head = statistics_head(stats_df)
-    counts = row_counts(stats_df, cfg) if head is None else counts_by_reason(head, cfg)
-    n_rows = sum(counts.values())
-    invalid_counts = {reason: n for reason, n in counts.items() if reason is not None}
+    counts = (
+        version_row_counts(stats_df, cfg) if head is None else version_counts_by_reason(head, cfg)
+    )
+    if check is not None:
+        try:
+            check(counts)
+        except Exception:
+            stats_df.unpersist()
+            raise
+    totals = reason_totals(counts)
+    n_rows = sum(totals.values())
+    invalid_counts = {reason: n for reason, n in totals.items() if reason is not None}
     n_invalid = sum(invalid_counts.values())
-    if n_rows and n_invalid / n_rows > cfg.max_invalid_fraction:
-        stats_df.unpersist()
-        raise InvalidRowsError(invalid_counts, n_rows, cfg.max_invalid_fraction)
     cached = head is None or head.num_rows > LOCAL_FRAME_MAX_ROWS
     if not cached:
         assert head is not None
@@ -93,7 +132,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     outputs = _outputs(cfg, specs)
     finished = _finished(stats_df, head, cfg, specs, outputs)
     tables = {name: finished.outputs[name] for name in outputs if name not in _OWN_FIELDS}
-    return EvaluationResult(
+    result = EvaluationResult(
         metrics=_metrics(stats_df, rows, cfg, specs, finished.outputs[METRICS]),
         reliability=finished.outputs[RELIABILITY],
         stats=stats_df,
@@ -107,6 +146,7 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
         recalibration=_recalibration(stats_df, rows, cfg, num_classes, head),
         _cached=(*([stats_df] if cached else []), *finished.cached),
     )
+    return result, counts
 
 
 # The outputs that are EvaluationResult fields of their own (the others go by their name).

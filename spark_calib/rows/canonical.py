@@ -32,6 +32,7 @@ from spark_calib.rows.binning import bin_index
 from spark_calib.rows.cells import cell_index, logit
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.coverage import coverage_bucket, interval_levels
+from spark_calib.rows.days import day_keyed_version
 from spark_calib.rows.fit_rows import fit_condition
 from spark_calib.rows.internal_sql import internal_expr
 from spark_calib.rows.needs import RowNeeds
@@ -131,14 +132,19 @@ def canonical_rows(
     types: dict[str, DataType],
     num_classes: int | None,
     needs: RowNeeds,
+    day: Column | None = None,
 ) -> DataFrame:
-    """Project ``df`` to the canonical columns above (no Spark action)."""
+    """Project ``df`` to the canonical columns above (no Spark action). With ``day`` (a DATE
+    expression), ``_model_version`` is the day-keyed version of ``spark_calib.rows.days``, so
+    every key of the statistics and of the outputs is one day's."""
     terms = task_terms(config, types, num_classes)
     model_version = (
         input_col(config.columns.model_version).cast("string")
         if config.columns.model_version is not None
         else F.lit(None).cast("string")
     )
+    if day is not None:
+        model_version = day_keyed_version(day, model_version)
     slices = [
         input_col(name).alias(slice_key(index)) for index, name in enumerate(config.slice_columns())
     ]
