@@ -10,7 +10,6 @@ import argparse
 import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -19,6 +18,7 @@ from spark_calib import EvaluationResult, evaluate
 from spark_calib.config import Config, InputConfig, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.windows import TimeWindow
+from spark_calib_cli.commands.backfill import one_scan_backfill, run_backfill
 from spark_calib_cli.commands.cli import (
     html_text,
     paths_text,
@@ -29,19 +29,17 @@ from spark_calib_cli.commands.cli import (
 from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.commands.html_report import write_html_report
 from spark_calib_cli.commands.monitoring import MonitorOutcome, run_monitoring, write_window_row
+from spark_calib_cli.commands.outcome import EvaluateOutcome, recalibration_lines, summary_rows
 from spark_calib_cli.commands.report import run_report
 from spark_calib_cli.commands.run_date import parse_run_date
 from spark_calib_cli.console.monitoring_text import alerts_text
 from spark_calib_cli.console.recalibration_text import (
-    RecalibrationLine,
-    collect_recalibration_lines,
     format_recalibration,
 )
 from spark_calib_cli.console.regression_summary import (
-    collect_regression_summary,
     format_regression_summary,
 )
-from spark_calib_cli.console.summary import SummaryRow, collect_summary, format_summary
+from spark_calib_cli.console.summary import format_summary
 from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
@@ -56,32 +54,11 @@ from spark_calib_cli.io.tables import (
     INVALID_ROWS_TABLE,
     METRICS_TABLE,
     OPTIONAL_TABLES,
-    RECALIBRATION_TABLE,
-    RELIABILITY_TABLE,
     STATS_TABLE,
     WINDOWED_TABLES,
     WINDOWS_TABLE,
     run_tables,
 )
-
-
-@dataclass(frozen=True)
-class EvaluateOutcome:
-    """What one run did: its identity, the rows it saw, where it wrote, and the summary rows
-    (regression rows when ``task`` is ``regression``)."""
-
-    run_id: str
-    config_hash: str
-    run_date: dt.date
-    n_rows: int
-    invalid_counts: Mapping[str, int]
-    strategy: str
-    tables: Mapping[str, str]
-    summary: tuple[SummaryRow, ...]
-    monitoring: MonitorOutcome
-    window: TimeWindow
-    task: str = "binary"
-    recalibration: tuple[RecalibrationLine, ...] = ()
 
 
 def run_evaluate(
@@ -114,7 +91,7 @@ def run_evaluate(
         monitoring = _monitor_and_summarize(
             spark, config, result, window, written, run_id, digest, report
         )
-        summary = _summary(
+        summary = summary_rows(
             config,
             written,
             top_slices,
@@ -135,11 +112,7 @@ def run_evaluate(
         monitoring=monitoring,
         window=window,
         task=config.task,
-        recalibration=(
-            collect_recalibration_lines(written[RECALIBRATION_TABLE])
-            if RECALIBRATION_TABLE in written
-            else ()
-        ),
+        recalibration=recalibration_lines(written),
     )
 
 
@@ -241,26 +214,6 @@ def _monitor_and_summarize(
     )
 
 
-def _summary(
-    config: Config,
-    written: Mapping[str, DataFrame],
-    top_slices: int,
-    min_slice_rows: int,
-) -> Sequence[SummaryRow]:
-    """The console summary rows, from the local frames of the metrics (and, for
-    classification, the reliability bins) just written."""
-    metrics = written[METRICS_TABLE]
-    if config.task == REGRESSION_TASK:
-        return collect_regression_summary(metrics, top=top_slices, min_rows=min_slice_rows)
-    return collect_summary(
-        metrics,
-        written[RELIABILITY_TABLE],
-        top=top_slices,
-        min_rows=min_slice_rows,
-        positive_class="positive_class" in config.features(),
-    )
-
-
 def _scan_says_empty(table: str, result: EvaluationResult) -> bool:
     """Whether the invalid rows or the statistics (which count invalid rows too) are empty,
     from the scan's counts."""
@@ -285,7 +238,10 @@ def evaluate_command(args: argparse.Namespace) -> int:
     paths: list[Path] = []
     html_seconds = 0.0
     try:
-        outcome, failed = _evaluate_dates(spark, config, dates, run_date, progress)
+        if len(dates) > 1 and one_scan_backfill(config):
+            outcome, failed = _backfill(spark, config, dates, progress)
+        else:
+            outcome, failed = _evaluate_dates(spark, config, dates, run_date, progress)
         if args.report is not None:
             # Same session: the diagrams cost no second Spark start-up.
             progress(f"drawing the diagrams into {args.report}")
@@ -331,6 +287,24 @@ def _evaluate_dates(
             print(f"run_date {day}: {outcome.n_rows:,} input rows")
             print(alerts_text(outcome.monitoring, len(config.alerts)), flush=True)
     return outcome, failed
+
+
+def _backfill(
+    spark: SparkSession,
+    config: Config,
+    dates: Sequence[dt.date],
+    progress: Callable[[str], None],
+) -> tuple[EvaluateOutcome, bool]:
+    """Every date in one scan (``run_backfill``), printing the rows and alerts of every date
+    with rows but the last, and the dates without rows; return the last date's outcome and
+    whether a failing rule fired on any date."""
+    backfill = run_backfill(spark, config, dates, progress=progress)
+    for day in backfill.missing:
+        print(f"run_date {day}: no input rows (not written)")
+    for outcome in backfill.days[:-1]:
+        print(f"run_date {outcome.run_date}: {outcome.n_rows:,} input rows")
+        print(alerts_text(outcome.monitoring, len(config.alerts)), flush=True)
+    return backfill.days[-1], backfill.failed
 
 
 def _outcome_text(outcome: EvaluateOutcome) -> str:

@@ -129,17 +129,29 @@ def run_monitoring(
     run_id: str,
     config_digest: str,
     progress: Callable[[str], None],
+    as_of_run_date: bool = False,
 ) -> MonitorOutcome:
     """Write the window's drift and alerts partitions (run_date = ``window.end``) and return
     the alerts. ``current_stats`` are the window's statistics and ``metrics`` its metrics
-    table (without run columns)."""
+    table (without run columns). ``as_of_run_date`` (a backfill): baseline dates after the run
+    date are not read, as the daily run of that date could not have read them."""
     assert config.output is not None
     previous = previous_window(window)
     progress(f"drift: against the previous window {previous.label()} and the baseline")
     earlier = read_window_stats(spark, config, previous, config_digest, _summed_to_bins(config))
     drift = in_memory(
         spark,
-        _drift(spark, config, window, current_stats, metrics, run_id, earlier, config_digest),
+        _drift(
+            spark,
+            config,
+            window,
+            current_stats,
+            metrics,
+            run_id,
+            earlier,
+            config_digest,
+            window.end if as_of_run_date else None,
+        ),
     )
     alerts = in_memory(spark, fired_alerts(metrics, drift.frame, config))
     tables = _write_drift_and_alerts(
@@ -174,6 +186,7 @@ def _drift(
     run_id: str,
     earlier: WindowStats,
     config_digest: str,
+    as_of: dt.date | None,
 ) -> DataFrame:
     """The drift table of the window against the previous window's statistics ``earlier``
     and the baseline dates' (when configured and present). The window's own values are read
@@ -187,7 +200,12 @@ def _drift(
     baseline_values = None
     if config.drift.baseline_dates is not None:
         baseline = read_window_stats(
-            spark, config, config.drift.baseline_dates, config_digest, _summed_to_bins(config)
+            spark,
+            config,
+            config.drift.baseline_dates,
+            config_digest,
+            _summed_to_bins(config),
+            as_of=as_of,
         )
         baseline_values = _window_values(spark, config, location, config_digest, baseline)
     previous_values = _window_values(spark, config, location, config_digest, earlier)

@@ -67,6 +67,7 @@ def read_window_stats(
     dates: TimeWindow | DateRange,
     config_digest: str,
     summed_by: Callable[..., DataFrame] = combine_stats,
+    as_of: dt.date | None = None,
 ) -> WindowStats:
     """The statistics of the window ``dates`` written with ``config_digest``, summed by
     ``summed_by`` (``combine_stats``, or ``sum_to_bins`` when only the bins are needed). One
@@ -74,6 +75,8 @@ def read_window_stats(
 
     The run dates read are those whose runs tile the window: every date when a run covers one
     day, else ``dates.end``, ``dates.end − L``, … for runs of L days (``run_length_days``).
+    With ``as_of`` (a backfill's run date), dates after it count as missing, as they were for
+    the daily run of ``as_of``, even when the table already has them.
     """
     assert config.output is not None
     expected = expected_run_dates(dates.start, dates.end, run_length_days(config))
@@ -81,7 +84,8 @@ def read_window_stats(
         table = read_table(spark, config.output, STATS_TABLE)
     except MissingInputError:
         return WindowStats(None, (), tuple(expected), ())
-    in_range = table.where(F.col(RUN_DATE).isin(expected))
+    readable = [day for day in expected if as_of is None or day <= as_of]
+    in_range = table.where(F.col(RUN_DATE).isin(readable))
     found = in_range.select(RUN_DATE, CONFIG_HASH, RUN_ID).distinct().collect()
     matching = sorted({row[RUN_DATE] for row in found if row[CONFIG_HASH] == config_digest})
     runs = sorted(

@@ -31,6 +31,16 @@ def read_input(spark: SparkSession, source: InputConfig, run_date: dt.date) -> D
     return frame.where(window_condition(frame, source.window, run_date))
 
 
+def read_input_days(
+    spark: SparkSession, source: InputConfig, first: dt.date, last: dt.date
+) -> DataFrame:
+    """The input rows of the run dates ``first`` to ``last`` (a backfill of daily windows):
+    ``source`` filtered by its window column to [first, last] (no Spark action)."""
+    assert source.window is not None
+    frame = _load(spark, source)
+    return frame.where(date_range_condition(frame, source.window.column, first, last))
+
+
 def describe_input(source: InputConfig, run_date: dt.date) -> str:
     """One line naming the input and its window, for progress output."""
     where = f"table {source.table}" if source.table else f"{source.format} path {source.path}"
@@ -52,15 +62,21 @@ def window_condition(frame: DataFrame, window: Window, run_date: dt.date) -> Col
     ``yyyy-MM-dd`` text, which orders like the dates and keeps Hive-style string partitions
     (``dt='2024-06-30'``) prunable.
     """
+    first, last = window_bounds(window, run_date)
+    return date_range_condition(frame, window.column, first, last)
+
+
+def date_range_condition(frame: DataFrame, name: str, first: dt.date, last: dt.date) -> Column:
+    """True for rows whose date column ``name`` falls in [first, last] (``window_condition``'s
+    comparison, by the column's type)."""
     types = {field.name: field.dataType for field in frame.schema.fields}
-    if window.column not in types:
+    if name not in types:
         raise SchemaError(
-            f"column {window.column!r} (input.window.column) is not in the input. "
+            f"column {name!r} (input.window.column) is not in the input. "
             f"Input columns: {sorted(types)}"
         )
-    first, last = window_bounds(window, run_date)
-    column = input_col(window.column)
-    data_type = types[window.column]
+    column = input_col(name)
+    data_type = types[name]
     if isinstance(data_type, DateType):
         return column.between(F.lit(first), F.lit(last))
     if isinstance(data_type, TimestampType | TimestampNTZType):
@@ -68,7 +84,7 @@ def window_condition(frame: DataFrame, window: Window, run_date: dt.date) -> Col
     if isinstance(data_type, StringType):
         return column.between(F.lit(first.isoformat()), F.lit(last.isoformat()))
     raise SchemaError(
-        f"column {window.column!r} (input.window.column) must be a date, a timestamp or a "
+        f"column {name!r} (input.window.column) must be a date, a timestamp or a "
         f"yyyy-MM-dd string, found {data_type.simpleString()}"
     )
 

@@ -27,12 +27,14 @@ The two output modes:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection, Sequence
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from spark_calib import input_col
 from spark_calib.config import OutputConfig
 from spark_calib.local_data import local_dataframe
 from spark_calib_cli.errors import MissingInputError, OutputError
@@ -100,6 +102,56 @@ def write_partition(
             .format(OUTPUT_FORMAT)
             .save(location)
         )
+    return location
+
+
+def write_partitions(
+    spark: SparkSession,
+    frame: DataFrame,
+    output: OutputConfig,
+    table: str,
+    run_dates: Sequence[dt.date],
+    with_rows: Collection[dt.date],
+    *,
+    granularity: str | None = None,
+) -> str:
+    """Replace the partitions of ``run_dates`` of ``table`` with the rows of ``frame``, whose
+    ``run_date`` column says each row's date; return the table's location (a backfill's one
+    write per table).
+
+    The dates in ``with_rows`` (those ``frame`` has rows for, as the caller knows them) are
+    replaced by one dynamic overwrite, with the staged swap of ``write_partition``; each other
+    date of ``run_dates`` is then emptied by a static overwrite, as a daily run with no rows
+    for the table would. A crash leaves each date's partition old or new, never a mix.
+    """
+    location = table_location(output, table)
+    partition: dict[str, object] = {RUN_DATE: None}
+    if granularity is not None:
+        partition[GRANULARITY] = granularity
+    columns = frame.select(*[input_col(name) for name in frame.columns if name != RUN_DATE])
+    existing = _existing_schema(spark, output, location)
+    if existing is not None:
+        _check_same_columns(existing, columns.schema, location, partition)
+    dated = [day for day in run_dates if day in with_rows]
+    if dated:
+        rows = frame.where(F.col(RUN_DATE).isin(dated))
+        if output.database is not None:
+            _insert_partition(
+                spark, rows, output.database, location, existing, partition, dynamic=True
+            )
+        else:
+            (
+                _with_partition_columns(rows, partition)
+                .write.mode("overwrite")
+                .option(PARTITION_OVERWRITE_MODE_OPTION, DYNAMIC)
+                .partitionBy(*partition)
+                .format(OUTPUT_FORMAT)
+                .save(location)
+            )
+    none = columns.where(F.lit(False))
+    for day in run_dates:
+        if day not in with_rows:
+            write_partition(spark, none, output, table, day, empty=True, granularity=granularity)
     return location
 
 
@@ -210,8 +262,13 @@ def _insert_partition(
             .saveAsTable(location)
         )
         existing = spark.table(location).schema
-    # INSERT matches columns by position, so follow the table's order.
-    ordered = frame.select(*[name for name in existing.fieldNames() if name not in partition])
+    # INSERT matches columns by position, so follow the table's order; a partition column
+    # without a value (None) comes from the rows, after the others.
+    from_rows = [name for name, value in partition.items() if value is None]
+    ordered = frame.select(
+        *[name for name in existing.fieldNames() if name not in partition], *from_rows
+    )
+    given = {name: value for name, value in partition.items() if value is not None}
     # The partition column names are constants of this module, never user text.
     names = ", ".join(partition)
     if not dynamic:
@@ -227,11 +284,11 @@ def _insert_partition(
     previous = spark.conf.get(PARTITION_OVERWRITE_MODE_CONF) or STATIC
     spark.conf.set(PARTITION_OVERWRITE_MODE_CONF, DYNAMIC)
     try:
-        values = ", ".join(f":{name} AS {name}" for name in partition)
+        values = "".join(f", :{name} AS {name}" for name in given)
         spark.sql(
             f"INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION ({names}) "
-            f"SELECT *, {values} FROM {{rows}}",
-            args={"table": location, **partition},
+            f"SELECT *{values} FROM {{rows}}",
+            args={"table": location, **given},
             rows=ordered,
         )
     finally:
@@ -282,7 +339,11 @@ def _partition(run_date: dt.date, granularity: str | None) -> dict[str, object]:
 
 
 def _with_partition_columns(frame: DataFrame, partition: dict[str, object]) -> DataFrame:
-    return frame.select("*", *[F.lit(value).alias(name) for name, value in partition.items()])
+    """``frame`` plus a constant column per partition value (None: ``frame`` has the column)."""
+    return frame.select(
+        "*",
+        *[F.lit(value).alias(name) for name, value in partition.items() if value is not None],
+    )
 
 
 def _partition_path(location: str, partition: dict[str, object]) -> str:

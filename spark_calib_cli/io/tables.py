@@ -18,7 +18,7 @@ nothing to those tables.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib import EvaluationResult, input_col
@@ -64,6 +64,7 @@ REASON = "reason"
 ROW_JSON = "row_json"
 WINDOW_START = "window_start"
 WINDOW_END = "window_end"
+RUN_DATE = "run_date"
 
 
 def run_tables(
@@ -85,6 +86,30 @@ def run_tables(
         (METRICS_TABLE, with_window(result.metrics, window)),
     ]
     return [(name, with_run_columns(frame, run_id, config_digest)) for name, frame in frames]
+
+
+def day_run_tables(
+    result: EvaluationResult, config: Config, run_id: str, config_digest: str, day: Column
+) -> list[tuple[str, DataFrame]]:
+    """``run_tables`` of a backfill's ``evaluate_days`` result: every frame has a ``run_date``
+    column (for the invalid rows, ``day`` of the input row), and each windowed table's window
+    is its run date alone (a daily window)."""
+    frames = [
+        (INVALID_ROWS_TABLE, invalid_rows_frame(result.invalid, config, day)),
+        (STATS_TABLE, result.stats),
+        (RELIABILITY_TABLE, with_day_window(result.reliability)),
+        *[
+            (table, with_day_window(frame) if table in WINDOWED_TABLES else frame)
+            for table, frame in optional_frames(result)
+        ],
+        (METRICS_TABLE, with_day_window(result.metrics)),
+    ]
+    return [(name, with_run_columns(frame, run_id, config_digest)) for name, frame in frames]
+
+
+def with_day_window(frame: DataFrame) -> DataFrame:
+    """``frame`` plus ``window_start`` and ``window_end``, both its ``run_date``."""
+    return frame.select("*", F.col(RUN_DATE).alias(WINDOW_START), F.col(RUN_DATE).alias(WINDOW_END))
 
 
 def with_window(frame: DataFrame, window: TimeWindow) -> DataFrame:
@@ -117,8 +142,9 @@ def with_run_columns(frame: DataFrame, run_id: str, config_digest: str) -> DataF
     )
 
 
-def invalid_rows_frame(invalid: DataFrame, config: Config) -> DataFrame:
-    """``model_version`` (string), ``reason`` and ``row_json``: the input row as a JSON object.
+def invalid_rows_frame(invalid: DataFrame, config: Config, day: Column | None = None) -> DataFrame:
+    """``model_version`` (string), ``reason`` and ``row_json``: the input row as a JSON object;
+    with ``day`` (a backfill), ``run_date``: ``day`` of the row.
 
     The model version is copied out of the JSON so that invalid rows can be counted per version
     with plain SQL; it is null when the config names no model_version column.
@@ -134,4 +160,5 @@ def invalid_rows_frame(invalid: DataFrame, config: Config) -> DataFrame:
         version.alias(MODEL_VERSION),
         F.col(REASON),
         F.to_json(F.struct(*[input_col(name) for name in source_columns])).alias(ROW_JSON),
+        *([day.alias(RUN_DATE)] if day is not None else []),
     )

@@ -1,0 +1,276 @@
+"""A backfill: every run date of a range evaluated in one scan, written as the daily runs would.
+
+``run_backfill`` is ``spark-calib evaluate --from D1 --run-date D2`` for an input with a
+one-day window (``input.window.lookback_days: 1``):
+
+1. one scan of the input rows of [D1, D2] and one aggregation with the day as a key
+   (``spark_calib.evaluate_days``), one finishing pass for every day;
+2. one write per table replacing the partitions of the run dates with rows (the windows table
+   included), crash-safe and idempotent as a daily run's (``write_partitions``);
+3. drift and alerts for each of those dates in date order, against the windows a daily run of
+   that date would have read, from the statistics just written.
+
+A run date without input rows is reported and left as it is, as a daily run would leave it
+(that run stops with "no rows").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import sys
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DateType, StructField, StructType
+
+from spark_calib import DayEvaluation, evaluate_days, input_col
+from spark_calib.config import Config, config_hash
+from spark_calib.local_data import local_dataframe
+from spark_calib.windows import DAY
+from spark_calib_cli.commands.common import check_job_config, run_window
+from spark_calib_cli.commands.monitoring import WINDOWS_SCHEMA, MonitorOutcome, run_monitoring
+from spark_calib_cli.commands.outcome import EvaluateOutcome, recalibration_lines, summary_rows
+from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
+from spark_calib_cli.errors import MissingInputError
+from spark_calib_cli.io.input import describe_input, read_input_days
+from spark_calib_cli.io.local_frames import in_memory
+from spark_calib_cli.io.partitions import (
+    RUN_DATE,
+    clear_partition,
+    table_location,
+    write_partitions,
+)
+from spark_calib_cli.io.tables import (
+    INVALID_ROWS_TABLE,
+    METRICS_TABLE,
+    OPTIONAL_TABLES,
+    STATS_TABLE,
+    WINDOWED_TABLES,
+    WINDOWS_TABLE,
+    day_run_tables,
+)
+
+
+@dataclass(frozen=True)
+class BackfillOutcome:
+    """Each run date's outcome with rows, in date order (the last with its console summary),
+    and the run dates without input rows."""
+
+    days: tuple[EvaluateOutcome, ...]
+    missing: tuple[dt.date, ...]
+
+    @property
+    def failed(self) -> bool:
+        """Whether a ``fail: true`` rule fired on any date."""
+        return any(day.monitoring.failed for day in self.days)
+
+
+def one_scan_backfill(config: Config) -> bool:
+    """Whether ``run_backfill`` can do a range: the input has a window of one day. (Without a
+    window every date reads the whole input; a wider window needs each row in several run
+    dates' windows, which the day-by-day runs still do.)"""
+    return (
+        config.input is not None
+        and config.input.window is not None
+        and config.input.window.lookback_days == 1
+    )
+
+
+def run_backfill(
+    spark: SparkSession,
+    config: Config,
+    dates: Sequence[dt.date],
+    *,
+    run_id: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    top_slices: int = DEFAULT_TOP_SLICES,
+    min_slice_rows: int | None = None,
+) -> BackfillOutcome:
+    """Evaluate the run dates ``dates`` (consecutive, in order) in one scan and replace their
+    partitions of every output table; see the module docstring. ``progress`` receives the
+    phases (and, on an interactive terminal, each date's drift step).
+
+    Raises ``ConfigError``, ``MissingInputError`` (no table or path, or no rows on any date),
+    ``SchemaError``, ``InvalidRowsError`` (for the first date above ``max_invalid_fraction``;
+    nothing is written) or ``OutputError``.
+    """
+    report = progress or _quiet
+    step = report if sys.stdout.isatty() else _quiet
+    source, _ = check_job_config(config)
+    assert one_scan_backfill(config) and source.window is not None
+    run_id = run_id or uuid.uuid4().hex
+    digest = config_hash(config)
+    first, last = dates[0], dates[-1]
+    report(f"reading {describe_input(source, first)} to {last}")
+    frame = read_input_days(spark, source, first, last)
+    report(f"evaluating {len(dates)} run dates (one scan of the input)")
+    evaluated = evaluate_days(frame, config, source.window.column)
+    try:
+        present = [day for day in dates if evaluated.n_rows.get(day, 0) > 0]
+        missing = tuple(day for day in dates if day not in present)
+        for day in missing:
+            report(f"run_date {day}: no input rows, nothing written for it")
+        if not present:
+            raise MissingInputError(
+                f"input {describe_input(source, first)} to {last} has no rows for any run "
+                f"date from {first} to {last}"
+            )
+        row_day = F.to_date(input_col(source.window.column))
+        written, tables = _write_tables(
+            spark, config, evaluated, present, row_day, run_id, digest, report
+        )
+        outcomes = _monitor_days(
+            spark, config, evaluated, present, written, tables, run_id, digest, report, step
+        )
+        last_written = {table: _day_rows(rows, present[-1]) for table, rows in written.items()}
+        summary = summary_rows(
+            config,
+            last_written,
+            top_slices,
+            config.min_slice_rows if min_slice_rows is None else min_slice_rows,
+        )
+        outcomes[-1] = dataclasses.replace(
+            outcomes[-1],
+            summary=tuple(summary),
+            recalibration=recalibration_lines(last_written),
+        )
+    finally:
+        evaluated.unpersist()
+    return BackfillOutcome(days=tuple(outcomes), missing=missing)
+
+
+def _write_tables(
+    spark: SparkSession,
+    config: Config,
+    evaluated: DayEvaluation,
+    present: Sequence[dt.date],
+    day: Column,
+    run_id: str,
+    digest: str,
+    report: Callable[[str], None],
+) -> tuple[dict[str, DataFrame], dict[str, str]]:
+    """One write per table for every date of ``present``; return table → the local frame of
+    each derived table written (with ``run_date``), and table → location."""
+    assert config.output is not None
+    output = config.output
+    result = evaluated.result
+    outputs = day_run_tables(result, config, run_id, digest, day)
+    produced = {table for table, _ in outputs}
+    for table in OPTIONAL_TABLES:
+        if table in produced:
+            continue
+        for run_date in present:
+            granularity = DAY if table in WINDOWED_TABLES else None
+            if clear_partition(spark, output, table, run_date, granularity=granularity) is None:
+                break
+        else:
+            report(f"emptied {table_location(output, table)} ({len(present)} run dates)")
+    written: dict[str, DataFrame] = {}
+    tables: dict[str, str] = {}
+    span = f"run_date {present[0]} to {present[-1]}"
+    for table, rows in outputs:
+        report(f"writing {table_location(output, table)} ({span})")
+        if table == STATS_TABLE:
+            frame, with_rows = rows, set(present)
+        elif table == INVALID_ROWS_TABLE:
+            frame, with_rows = rows, {d for d in evaluated.invalid_counts if d is not None}
+        else:
+            local = in_memory(spark, rows)
+            frame, with_rows = local.frame, {row[RUN_DATE] for row in local.rows}
+            written[table] = frame
+        tables[table] = write_partitions(
+            spark,
+            frame,
+            output,
+            table,
+            present,
+            with_rows,
+            granularity=DAY if table in WINDOWED_TABLES else None,
+        )
+    report(f"writing {table_location(output, WINDOWS_TABLE)} ({span})")
+    tables[WINDOWS_TABLE] = write_partitions(
+        spark,
+        _windows_rows(spark, present, evaluated.n_rows, run_id, digest),
+        output,
+        WINDOWS_TABLE,
+        present,
+        set(present),
+        granularity=DAY,
+    )
+    return written, tables
+
+
+def _windows_rows(
+    spark: SparkSession,
+    present: Sequence[dt.date],
+    n_rows: Mapping[dt.date | None, int],
+    run_id: str,
+    digest: str,
+) -> DataFrame:
+    """The ``calibration_windows`` row of each date's one-day window, with its ``run_date``."""
+    schema = StructType([*WINDOWS_SCHEMA.fields, StructField(RUN_DATE, DateType())])
+    rows: list[tuple[object, ...]] = [
+        (day, day, 1, [day], [], n_rows[day], run_id, digest, day) for day in present
+    ]
+    return local_dataframe(spark, rows, schema)
+
+
+def _monitor_days(
+    spark: SparkSession,
+    config: Config,
+    evaluated: DayEvaluation,
+    present: Sequence[dt.date],
+    written: Mapping[str, DataFrame],
+    tables: Mapping[str, str],
+    run_id: str,
+    digest: str,
+    report: Callable[[str], None],
+    step: Callable[[str], None],
+) -> list[EvaluateOutcome]:
+    """Drift and alerts of each date in date order (each compares with the statistics of the
+    dates before it, written above); return each date's outcome, without a summary."""
+    outcomes = []
+    result = evaluated.result
+    for index, day in enumerate(present, start=1):
+        step(f"drift and alerts: run_date {day} ({index} of {len(present)})")
+        window = run_window(config, day)
+        monitoring: MonitorOutcome = run_monitoring(
+            spark,
+            config,
+            window,
+            _day_rows(result.stats, day),
+            _day_rows(written[METRICS_TABLE], day),
+            run_id,
+            digest,
+            _quiet if index < len(present) else report,
+            as_of_run_date=True,
+        )
+        outcomes.append(
+            EvaluateOutcome(
+                run_id=run_id,
+                config_hash=digest,
+                run_date=day,
+                n_rows=evaluated.n_rows[day],
+                invalid_counts=dict(evaluated.invalid_counts.get(day, {})),
+                strategy=result.strategy,
+                tables={**tables, **monitoring.tables},
+                summary=(),
+                monitoring=monitoring,
+                window=window,
+                task=config.task,
+            )
+        )
+    return outcomes
+
+
+def _day_rows(frame: DataFrame, day: dt.date) -> DataFrame:
+    """The rows of ``frame`` for ``day``, without the ``run_date`` column."""
+    return frame.where(F.col(RUN_DATE) == F.lit(day)).drop(RUN_DATE)
+
+
+def _quiet(_: str) -> None:
+    return None

@@ -1,0 +1,148 @@
+"""A backfill (one scan of a date range) writes what the day-by-day runs write.
+
+Five days of the demo's binary log, with the demo's config (confusion, thresholds and ROC
+tables, recalibration with a fit split, drift against a baseline inside the range, alerts),
+are evaluated both ways into two path outputs: one ``run_evaluate`` per day, in date order,
+and one ``run_backfill``. Every table must be equal row by row apart from ``run_id``: metrics
+and intervals to 1e-12, and the text, integer and date columns exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from pyspark.sql import SparkSession
+
+from spark_calib.config import Config, load_config
+from spark_calib_cli.commands.backfill import BackfillOutcome, one_scan_backfill, run_backfill
+from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
+from spark_calib_cli.demo import logs as demo
+from spark_calib_cli.io.tables import (
+    ALERTS_TABLE,
+    CONFUSION_TABLE,
+    DRIFT_TABLE,
+    INVALID_ROWS_TABLE,
+    METRICS_TABLE,
+    RECALIBRATION_TABLE,
+    RELIABILITY_TABLE,
+    ROC_TABLE,
+    RUN_ID,
+    STATS_TABLE,
+    THRESHOLDS_TABLE,
+    WINDOWS_TABLE,
+)
+from tests.support.jobs import read_path_table
+
+END_DATE = dt.date(2024, 6, 30)
+DAYS = [END_DATE - dt.timedelta(days=4 - index) for index in range(5)]
+ROWS = 25_000
+TABLES = (
+    INVALID_ROWS_TABLE,
+    STATS_TABLE,
+    RELIABILITY_TABLE,
+    CONFUSION_TABLE,
+    THRESHOLDS_TABLE,
+    ROC_TABLE,
+    RECALIBRATION_TABLE,
+    METRICS_TABLE,
+    DRIFT_TABLE,
+    ALERTS_TABLE,
+    WINDOWS_TABLE,
+)
+
+
+def demo_config(log: Path, out: Path) -> Config:
+    """The demo's binary config on ``log``, writing to ``out``, with the drift baseline on the
+    first two days of the range (so that the first days see a partial baseline)."""
+    config = load_config(Path(__file__).parents[2] / "conf" / "demo_binary.yaml")
+    return config.model_copy(
+        update={
+            "input": config.input.model_copy(update={"path": str(log)}),  # type: ignore[union-attr]
+            "output": config.output.model_copy(  # type: ignore[union-attr]
+                update={"database": None, "path": str(out)}
+            ),
+            "max_invalid_fraction": 0.01,
+            "recalibration": config.recalibration.model_copy(  # type: ignore[union-attr]
+                update={"min_fit_rows": 200}
+            ),
+            "drift": config.drift.model_copy(
+                update={
+                    "baseline_dates": config.drift.baseline_dates.model_copy(  # type: ignore[union-attr]
+                        update={"start": DAYS[0], "end": DAYS[1]}
+                    ),
+                    "min_n": 100,
+                }
+            ),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class BothWays:
+    daily_out: Path
+    backfill_out: Path
+    daily: list[EvaluateOutcome]
+    backfill: BackfillOutcome
+
+
+@pytest.fixture(scope="module")
+def both_ways(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> BothWays:
+    root = tmp_path_factory.mktemp("backfill")
+    log = root / "log"
+    demo.write_log(demo.binary_log(spark, ROWS, demo.DEFAULT_SEED, END_DATE, days=5), str(log))
+    daily_config = demo_config(log, root / "daily")
+    backfill_config = demo_config(log, root / "backfill")
+    daily = [run_evaluate(spark, daily_config, day) for day in DAYS]
+    backfill = run_backfill(spark, backfill_config, DAYS)
+    return BothWays(root / "daily", root / "backfill", daily, backfill)
+
+
+def table_rows(spark: SparkSession, out: Path, table: str) -> pd.DataFrame:
+    """Every row of ``table`` but its run_id, in a canonical order."""
+    frame = read_path_table(spark, out, table).drop(RUN_ID).toPandas()
+    frame = frame[sorted(frame.columns)]
+    keys = [
+        name
+        for name in frame.columns
+        if frame[name].dtype == object or "int" in str(frame[name].dtype)
+    ]
+    ordered = frame.astype({name: str for name in keys}).sort_values(
+        keys + [name for name in frame.columns if name not in keys]
+    )
+    return frame.loc[ordered.index].reset_index(drop=True)
+
+
+def test_the_backfill_takes_one_scan_for_this_config(tmp_path: Path) -> None:
+    assert one_scan_backfill(demo_config(tmp_path / "log", tmp_path / "out"))
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_every_table_equals_the_day_by_day_runs(
+    spark: SparkSession, both_ways: BothWays, table: str
+) -> None:
+    daily = table_rows(spark, both_ways.daily_out, table)
+    backfill = table_rows(spark, both_ways.backfill_out, table)
+    assert len(daily) > 0 or table in (INVALID_ROWS_TABLE, ALERTS_TABLE)
+    assert sorted(set(pd.to_datetime(daily["run_date"]).dt.date)) == sorted(
+        set(pd.to_datetime(backfill["run_date"]).dt.date)
+    )
+    pd.testing.assert_frame_equal(daily, backfill, check_exact=False, rtol=1e-12, atol=1e-12)
+
+
+def test_the_outcomes_match_day_by_day(both_ways: BothWays) -> None:
+    assert [day.run_date for day in both_ways.backfill.days] == DAYS
+    assert both_ways.backfill.missing == ()
+    for daily, backfilled in zip(both_ways.daily, both_ways.backfill.days, strict=True):
+        assert backfilled.n_rows == daily.n_rows
+        assert backfilled.invalid_counts == daily.invalid_counts
+        assert backfilled.monitoring.n_alerts == daily.monitoring.n_alerts
+        assert backfilled.monitoring.failed == daily.monitoring.failed
+        assert backfilled.monitoring.baseline == daily.monitoring.baseline
+    assert both_ways.backfill.days[-1].summary == both_ways.daily[-1].summary
+    assert both_ways.backfill.days[-1].recalibration == both_ways.daily[-1].recalibration
+    # The demo's degradation is meant to fire alerts: the comparison is not of empty tables.
+    assert sum(day.monitoring.n_alerts for day in both_ways.daily) > 0
