@@ -1,0 +1,123 @@
+"""``python -m bench.backfill``: what a 14-day backfill costs, against one window of the same
+rows and against the 14 day-by-day runs, in one process.
+
+The log is the demo's binary log (``spark-calib demo-data``: 1,000,000 rows over the 14 days
+to 2024-06-30, written once under ``--cache``) and the config is ``conf/demo_binary.yaml``
+(every table the demo writes, recalibration, drift and alerts), writing Parquet tables into a
+fresh directory per run. Three variants, each the whole job with its writes:
+
+- ``backfill``: ``run_backfill`` of the 14 run dates (one scan);
+- ``one_window``: ``run_evaluate`` of 2024-06-30 with ``lookback_days: 14``: the same rows as
+  one window, the cost the issue compares the backfill with;
+- ``day_by_day``: ``run_evaluate`` of each of the 14 dates in order.
+
+One warm-up round of ``one_window``, then ``--repeats`` rounds with the variants alternating.
+Prints each variant's median and the two ratios, and writes them as JSON to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from bench.session import build_session
+from spark_calib.config import Config, load_config
+from spark_calib_cli.commands.backfill import run_backfill
+from spark_calib_cli.commands.evaluate import run_evaluate
+from spark_calib_cli.demo import logs as demo
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+DEMO_CONFIG = REPOSITORY / "conf" / "demo_binary.yaml"
+END_DATE = demo.DEFAULT_END_DATE
+DATES = [END_DATE - dt.timedelta(days=demo.DEFAULT_DAYS - 1 - i) for i in range(demo.DEFAULT_DAYS)]
+DEFAULT_CACHE = Path("bench/data")
+
+
+def ensure_demo_log(spark: SparkSession, cache: Path) -> Path:
+    """The demo's binary log under ``cache``, written on first use."""
+    path = cache / "demo_binary"
+    if not (path / "_SUCCESS").exists():
+        demo.write_log(demo.binary_log(spark), str(path))
+    return path
+
+
+def config_for(log: Path, out: Path, lookback_days: int = 1) -> Config:
+    """The demo's binary config on ``log``, writing Parquet tables under ``out``."""
+    config = load_config(DEMO_CONFIG)
+    assert config.input is not None and config.output is not None
+    assert config.input.window is not None
+    window = config.input.window.model_copy(update={"lookback_days": lookback_days})
+    return config.model_copy(
+        update={
+            "input": config.input.model_copy(update={"path": str(log), "window": window}),
+            "output": config.output.model_copy(update={"database": None, "path": str(out)}),
+        }
+    )
+
+
+def variants(spark: SparkSession, log: Path) -> dict[str, Callable[[Path], object]]:
+    """Variant name → the job, given a fresh output directory."""
+    return {
+        "backfill": lambda out: run_backfill(spark, config_for(log, out), DATES),
+        "one_window": lambda out: run_evaluate(
+            spark, config_for(log, out, demo.DEFAULT_DAYS), END_DATE
+        ),
+        "day_by_day": lambda out: [run_evaluate(spark, config_for(log, out), d) for d in DATES],
+    }
+
+
+def timed(job: Callable[[Path], object]) -> float:
+    """Seconds of ``job`` writing into a fresh temporary directory (removed after)."""
+    out = Path(tempfile.mkdtemp(prefix="bench_backfill_"))
+    try:
+        start = time.perf_counter()
+        job(out)
+        return time.perf_counter() - start
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    spark = build_session()
+    log = ensure_demo_log(spark, args.cache)
+    jobs = variants(spark, log)
+    timed(jobs["one_window"])
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    for round_index in range(args.repeats):
+        for name, job in jobs.items():
+            times[name].append(timed(job))
+            print(f"round {round_index + 1} {name}: {times[name][-1]:.1f} s", flush=True)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    ratios = {
+        "backfill/one_window": medians["backfill"] / medians["one_window"],
+        "backfill/day_by_day": medians["backfill"] / medians["day_by_day"],
+    }
+    for name, value in medians.items():
+        print(
+            f"{name:12s} median {value:7.2f} s  runs {', '.join(f'{t:.1f}' for t in times[name])}"
+        )
+    for name, value in ratios.items():
+        print(f"{name:22s} {value:.3f}")
+    if args.out is not None:
+        args.out.write_text(
+            json.dumps({"times": times, "medians": medians, "ratios": ratios}, indent=2) + "\n"
+        )
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
