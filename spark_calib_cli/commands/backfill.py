@@ -22,18 +22,24 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, StructField, StructType
 
-from spark_calib import DayEvaluation, evaluate_days, input_col
+from spark_calib import DayEvaluation, evaluate_days, input_col, sum_to_bins
 from spark_calib.config import Config, config_hash
 from spark_calib.local_data import local_dataframe
-from spark_calib.windows import DAY
+from spark_calib.windows import DAY, TimeWindow
 from spark_calib_cli.commands.common import check_job_config, run_window
-from spark_calib_cli.commands.monitoring import WINDOWS_SCHEMA, MonitorOutcome, run_monitoring
+from spark_calib_cli.commands.monitoring import (
+    WINDOWS_SCHEMA,
+    WindowMonitoring,
+    monitor_window,
+)
 from spark_calib_cli.commands.outcome import EvaluateOutcome, recalibration_lines, summary_rows
+from spark_calib_cli.commands.window_stats import WindowStats
 from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.input import describe_input, read_input_days
@@ -45,6 +51,8 @@ from spark_calib_cli.io.partitions import (
     write_partitions,
 )
 from spark_calib_cli.io.tables import (
+    ALERTS_TABLE,
+    DRIFT_TABLE,
     INVALID_ROWS_TABLE,
     METRICS_TABLE,
     OPTIONAL_TABLES,
@@ -52,6 +60,8 @@ from spark_calib_cli.io.tables import (
     WINDOWED_TABLES,
     WINDOWS_TABLE,
     day_run_tables,
+    with_run_columns,
+    with_window,
 )
 
 
@@ -232,39 +242,92 @@ def _monitor_days(
     step: Callable[[str], None],
 ) -> list[EvaluateOutcome]:
     """Drift and alerts of each date in date order (each compares with the statistics of the
-    dates before it, written above); return each date's outcome, without a summary."""
-    outcomes = []
+    dates before it: the previous date's from this backfill's own, the others read from the
+    table written above), then one write of each table for every date; return each date's
+    outcome, without a summary."""
+    assert config.output is not None
     result = evaluated.result
+    monitored: list[tuple[TimeWindow, WindowMonitoring]] = []
     for index, day in enumerate(present, start=1):
         step(f"drift and alerts: run_date {day} ({index} of {len(present)})")
         window = run_window(config, day)
-        monitoring: MonitorOutcome = run_monitoring(
-            spark,
-            config,
-            window,
-            _day_rows(result.stats, day),
-            _day_rows(written[METRICS_TABLE], day),
-            run_id,
-            digest,
-            _quiet if index < len(present) else report,
-            as_of_run_date=True,
-        )
-        outcomes.append(
-            EvaluateOutcome(
-                run_id=run_id,
-                config_hash=digest,
-                run_date=day,
-                n_rows=evaluated.n_rows[day],
-                invalid_counts=dict(evaluated.invalid_counts.get(day, {})),
-                strategy=result.strategy,
-                tables={**tables, **monitoring.tables},
-                summary=(),
-                monitoring=monitoring,
-                window=window,
-                task=config.task,
+        monitored.append(
+            (
+                window,
+                monitor_window(
+                    spark,
+                    config,
+                    window,
+                    _day_rows(result.stats, day),
+                    _day_rows(written[METRICS_TABLE], day),
+                    run_id,
+                    digest,
+                    _quiet if index < len(present) else report,
+                    as_of_run_date=True,
+                    previous_stats=_previous_day(config, result.stats, present, day, run_id),
+                ),
             )
         )
-    return outcomes
+    written_tables = dict(tables)
+    span = f"run_date {present[0]} to {present[-1]}"
+    for table in (DRIFT_TABLE, ALERTS_TABLE):
+        report(f"writing {table_location(config.output, table)} ({span})")
+        frames = [
+            (window, monitoring.drift if table == DRIFT_TABLE else monitoring.alerts)
+            for window, monitoring in monitored
+        ]
+        rows = reduce(
+            DataFrame.unionByName,
+            [
+                with_run_columns(with_window(local.frame, window), run_id, digest).withColumn(
+                    RUN_DATE, F.lit(window.end)
+                )
+                for window, local in frames
+            ],
+        )
+        written_tables[table] = write_partitions(
+            spark,
+            rows,
+            config.output,
+            table,
+            present,
+            {window.end for window, local in frames if not local.empty},
+            granularity=DAY,
+        )
+    return [
+        EvaluateOutcome(
+            run_id=run_id,
+            config_hash=digest,
+            run_date=window.end,
+            n_rows=evaluated.n_rows[window.end],
+            invalid_counts=dict(evaluated.invalid_counts.get(window.end, {})),
+            strategy=result.strategy,
+            tables=written_tables,
+            summary=(),
+            monitoring=dataclasses.replace(monitoring.outcome, tables=written_tables),
+            window=window,
+            task=config.task,
+        )
+        for window, monitoring in monitored
+    ]
+
+
+def _previous_day(
+    config: Config,
+    stats: DataFrame,
+    present: Sequence[dt.date],
+    day: dt.date,
+    run_id: str,
+) -> WindowStats | None:
+    """The statistics of the date before ``day`` when this backfill evaluated it (what
+    ``read_window_stats`` would read back from the table), else None."""
+    before = day - dt.timedelta(days=1)
+    if before not in present:
+        return None
+    summed = sum_to_bins(
+        _day_rows(stats, before), keep_cells=config.binning.strategy == "equal_mass"
+    )
+    return WindowStats(summed, (before,), (), (), ((before, run_id),))
 
 
 def _day_rows(frame: DataFrame, day: dt.date) -> DataFrame:

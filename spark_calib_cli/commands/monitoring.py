@@ -8,6 +8,7 @@ scan of the prediction logs.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -120,6 +121,15 @@ def write_window_row(
     )
 
 
+@dataclass(frozen=True)
+class WindowMonitoring:
+    """A window's drift and fired alerts (local frames, not yet written) and its outcome."""
+
+    drift: LocalFrame
+    alerts: LocalFrame
+    outcome: MonitorOutcome
+
+
 def run_monitoring(
     spark: SparkSession,
     config: Config,
@@ -129,16 +139,49 @@ def run_monitoring(
     run_id: str,
     config_digest: str,
     progress: Callable[[str], None],
-    as_of_run_date: bool = False,
 ) -> MonitorOutcome:
     """Write the window's drift and alerts partitions (run_date = ``window.end``) and return
     the alerts. ``current_stats`` are the window's statistics and ``metrics`` its metrics
-    table (without run columns). ``as_of_run_date`` (a backfill): baseline dates after the run
-    date are not read, as the daily run of that date could not have read them."""
-    assert config.output is not None
+    table (without run columns)."""
+    monitored = monitor_window(
+        spark, config, window, current_stats, metrics, run_id, config_digest, progress
+    )
+    tables = _write_drift_and_alerts(
+        spark,
+        config,
+        window,
+        monitored.drift,
+        monitored.alerts,
+        run_id,
+        config_digest,
+        progress,
+    )
+    return dataclasses.replace(monitored.outcome, tables=tables)
+
+
+def monitor_window(
+    spark: SparkSession,
+    config: Config,
+    window: TimeWindow,
+    current_stats: DataFrame,
+    metrics: DataFrame,
+    run_id: str,
+    config_digest: str,
+    progress: Callable[[str], None],
+    *,
+    as_of_run_date: bool = False,
+    previous_stats: WindowStats | None = None,
+) -> WindowMonitoring:
+    """The window's drift against the previous window and the baseline, and the alerts that
+    fire, computed but not written (``run_monitoring`` writes them; a backfill writes every
+    date's at once). ``as_of_run_date`` (a backfill): baseline dates after the run date are
+    not read, as the daily run of that date could not have read them. ``previous_stats``: the
+    previous window's statistics when the caller has them (else read from the table)."""
     previous = previous_window(window)
     progress(f"drift: against the previous window {previous.label()} and the baseline")
-    earlier = read_window_stats(spark, config, previous, config_digest, _summed_to_bins(config))
+    earlier = previous_stats or read_window_stats(
+        spark, config, previous, config_digest, _summed_to_bins(config)
+    )
     drift = in_memory(
         spark,
         _drift(
@@ -154,20 +197,18 @@ def run_monitoring(
         ),
     )
     alerts = in_memory(spark, fired_alerts(metrics, drift.frame, config))
-    tables = _write_drift_and_alerts(
-        spark, config, window, drift, alerts, run_id, config_digest, progress
-    )
     rows, count = _printed_alerts(alerts)
     # Failing alerts sort first, so the first row tells whether any failing rule fired.
     failed = bool(rows) and bool(rows[0][FAIL])
-    return MonitorOutcome(
+    outcome = MonitorOutcome(
         alerts=tuple(FiredAlert(row[RULE], bool(row[FAIL]), row[MESSAGE]) for row in rows),
         n_alerts=count,
         failed=failed,
         previous=_presence(previous, earlier.present, earlier.missing),
         baseline=config.drift.baseline_label(),
-        tables=tables,
+        tables={},
     )
+    return WindowMonitoring(drift, alerts, outcome)
 
 
 # Drift values of summed statistics, by (output, config hash, (run date, run id) pairs): within

@@ -52,6 +52,8 @@ input:
 output:
   path: {output}
 """
+# The same job with a one-day window: `--from` is then one backfill scan of the range.
+BACKFILL_CONFIG = CONFIG.replace("lookback_days: 3", "lookback_days: 1")
 SMALL_DATA_CONF = (
     "spark.sql.shuffle.partitions=2",
     "spark.sql.adaptive.enabled=false",
@@ -84,19 +86,22 @@ def first_runs(log_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Firs
     return FirstRuns(out, {date: run_job(config, date, root) for date in DATES})
 
 
-def write_config(directory: Path, log: Path, output: Path) -> Path:
+def write_config(directory: Path, log: Path, output: Path, text: str = CONFIG) -> Path:
     config = directory / f"{output.name}.yaml"
-    config.write_text(CONFIG.format(input=log, output=output))
+    config.write_text(text.format(input=log, output=output))
     return config
 
 
-def job_command(config: Path, run_date: dt.date, master: str = "local[2]") -> list[str]:
+def job_command(
+    config: Path, run_date: dt.date, master: str = "local[2]", first: dt.date | None = None
+) -> list[str]:
     conf = [argument for pair in SMALL_DATA_CONF for argument in ("--conf", pair)]
     return [
         str(SPARK_CALIB),
         "evaluate",
         "--config",
         str(config),
+        *(["--from", first.isoformat()] if first is not None else []),
         "--run-date",
         run_date.isoformat(),
         "--master",
@@ -111,10 +116,10 @@ def job_env() -> dict[str, str]:
     return env
 
 
-def run_job(config: Path, run_date: dt.date, workdir: Path) -> str:
-    """Run the CLI to the end; return the run_id it printed."""
+def run_job(config: Path, run_date: dt.date, workdir: Path, first: dt.date | None = None) -> str:
+    """Run the CLI to the end; return the run_id it printed (of ``run_date``)."""
     done = subprocess.run(
-        job_command(config, run_date),
+        job_command(config, run_date, first=first),
         cwd=workdir,
         env=job_env(),
         capture_output=True,
@@ -140,12 +145,14 @@ def staging_dirs(table_dir: Path) -> list[str]:
         return []
 
 
-def kill_during_write(config: Path, table_dir: Path, workdir: Path) -> bool:
-    """Start a rerun of the last date and SIGKILL it (the CLI and its JVM) as soon as Spark
-    stages a write into ``table_dir``. True when the kill landed before the swap: the staging
-    directory is still there afterwards."""
+def kill_during_write(
+    config: Path, table_dir: Path, workdir: Path, first: dt.date | None = None
+) -> bool:
+    """Start a rerun of the last date (of ``first`` to it, a backfill) and SIGKILL it (the CLI
+    and its JVM) as soon as Spark stages a write into ``table_dir``. True when the kill landed
+    before the swap: the staging directory is still there afterwards."""
     log = workdir / "killed.log"
-    job = start(job_command(config, END_DATE), job_env(), log, cwd=workdir)
+    job = start(job_command(config, END_DATE, first=first), job_env(), log, cwd=workdir)
     deadline = time.monotonic() + JOB_TIMEOUT_SECONDS
     try:
         while not staging_dirs(table_dir):
@@ -226,3 +233,50 @@ def test_two_jobs_for_different_dates_write_one_output_at_once(
         actual = read_table(spark, out / table)
         assert_same_rows(actual, read_table(spark, reference / table), what=table)
         assert sorted(run_ids_by_date(actual)) == [str(date) for date in DATES], table
+
+
+@pytest.mark.parametrize("victim", [STATS_TABLE, METRICS_TABLE])
+def test_a_backfill_killed_while_writing_leaves_each_date_whole_and_a_rerun_repairs(
+    spark: SparkSession, log_path: Path, tmp_path: Path, victim: str
+) -> None:
+    # A backfill writes each table once for all its dates: a kill inside that write must leave
+    # every date's partition as the first backfill wrote it, or (a table already swapped in)
+    # as the rerun did, never a mix or a gap.
+    first_out = tmp_path / "first"
+    first_config = write_config(tmp_path, log_path, first_out, BACKFILL_CONFIG)
+    first_id = run_job(first_config, END_DATE, tmp_path, first=DATES[0])
+    out = tmp_path / "out"
+    shutil.copytree(first_out, out)
+    config = write_config(tmp_path, log_path, out, BACKFILL_CONFIG)
+    before = snapshot(spark, out)
+    assert all(
+        run_ids_by_date(before[t]) == {str(date): {first_id} for date in DATES}
+        for t in TABLES
+        if t != INVALID_ROWS_TABLE
+    )
+
+    landed = any(
+        kill_during_write(config, out / victim, tmp_path, first=DATES[0])
+        for _ in range(KILL_ATTEMPTS)
+    )
+    assert landed, f"no kill landed inside the write of {victim} in {KILL_ATTEMPTS} tries"
+
+    after_crash = snapshot(spark, out)
+    for table in TABLES:
+        assert_same_rows(after_crash[table], before[table], what=f"{table} after the kill")
+        for date, ids in run_ids_by_date(after_crash[table]).items():
+            assert len(ids) == 1, f"{table} {date}: rows of two runs for one date"
+        assert pyarrow_rows(out / table) == len(before[table]), table
+    # Every date of the table being written when the job died holds the first run's rows.
+    assert set(map(frozenset, run_ids_by_date(after_crash[victim]).values())) == {
+        frozenset({first_id})
+    }
+
+    rerun = run_job(config, END_DATE, tmp_path, first=DATES[0])
+    repaired = snapshot(spark, out)
+    for table in TABLES:
+        assert_same_rows(repaired[table], before[table], what=f"{table} after the rerun")
+        assert set(map(frozenset, run_ids_by_date(repaired[table]).values())) <= {
+            frozenset({rerun})
+        }, table
+        assert pyarrow_rows(out / table) == len(before[table]), table
