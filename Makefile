@@ -1,6 +1,6 @@
 # spark_calib — the two commands of the README, plus lint.
-#   make demo   set up .venv, generate the seeded demo logs, run the three jobs (the binary one for
-#               each of the 14 days, then its week rollup), draw the diagrams and trends, and
+#   make demo   set up .venv, generate the seeded demo logs, run the three jobs (the binary one as
+#               one backfill of the 14 days, then its week rollup), draw the diagrams and trends, and
 #               write the HTML report demo_output/report.html (the daily binary run: it has the
 #               ROC curves and the 14-day trend of the MX alert, which a rollup has not)
 #   make test   set up .venv and run the whole test suite (what CI runs)

@@ -12,15 +12,18 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib.config import Config, load_config
+from spark_calib.errors import InvalidRowsError
 from spark_calib_cli.commands.backfill import BackfillOutcome, one_scan_backfill, run_backfill
 from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
 from spark_calib_cli.demo import logs as demo
+from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.tables import (
     ALERTS_TABLE,
     CONFUSION_TABLE,
@@ -35,7 +38,14 @@ from spark_calib_cli.io.tables import (
     THRESHOLDS_TABLE,
     WINDOWS_TABLE,
 )
-from tests.support.jobs import read_path_table
+from tests.support.jobs import (
+    NEXT_DATE,
+    RUN_DATE,
+    job_config,
+    log_rows,
+    read_path_table,
+    write_log,
+)
 
 END_DATE = dt.date(2024, 6, 30)
 DAYS = [END_DATE - dt.timedelta(days=4 - index) for index in range(5)]
@@ -103,7 +113,7 @@ def both_ways(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def table_rows(spark: SparkSession, out: Path, table: str) -> pd.DataFrame:
     """Every row of ``table`` but its run_id, in a canonical order."""
-    frame = read_path_table(spark, out, table).drop(RUN_ID).toPandas()
+    frame = cast(pd.DataFrame, read_path_table(spark, out, table).drop(RUN_ID).toPandas())
     frame = frame[sorted(frame.columns)]
     keys = [
         name
@@ -146,3 +156,73 @@ def test_the_outcomes_match_day_by_day(both_ways: BothWays) -> None:
     assert both_ways.backfill.days[-1].recalibration == both_ways.daily[-1].recalibration
     # The demo's degradation is meant to fire alerts: the comparison is not of empty tables.
     assert sum(day.monitoring.n_alerts for day in both_ways.daily) > 0
+
+
+def small_log(spark: SparkSession, root: Path) -> Path:
+    """Two days of the small job log: NEXT_DATE's version a has 6 null scores of 20."""
+    log = root / "log"
+    write_log(
+        spark,
+        log,
+        [
+            *log_rows(10, day=RUN_DATE),
+            *[(100 + row[0], *row[1:]) for row in log_rows(10, day=NEXT_DATE, null_scores=6)],
+        ],
+    )
+    return log
+
+
+def test_a_date_without_rows_is_reported_and_left_alone(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    log, out = small_log(spark, tmp_path), tmp_path / "out"
+    config = job_config(
+        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+        {"path": str(out)},
+        max_invalid_fraction=0.5,
+    )
+    empty_day = RUN_DATE - dt.timedelta(days=1)
+    outcome = run_backfill(spark, config, [empty_day, RUN_DATE, NEXT_DATE])
+
+    assert outcome.missing == (empty_day,)
+    assert [(day.run_date, day.n_rows) for day in outcome.days] == [
+        (RUN_DATE, 20),
+        (NEXT_DATE, 20),
+    ]
+    assert outcome.days[1].invalid_counts == {"null_score": 6}
+    assert outcome.days[0].invalid_counts == {}
+    for table in (METRICS_TABLE, STATS_TABLE, WINDOWS_TABLE):
+        dates = {row[0] for row in read_path_table(spark, out, table).select("run_date").collect()}
+        assert dates == {RUN_DATE, NEXT_DATE}, table
+    invalid = read_path_table(spark, out, INVALID_ROWS_TABLE)
+    assert {row[0]: row[1] for row in invalid.groupBy("run_date").count().collect()} == {
+        NEXT_DATE: 6
+    }
+    assert not (out / METRICS_TABLE / f"run_date={empty_day}").exists()
+
+
+def test_a_range_without_rows_stops_with_missing_input(spark: SparkSession, tmp_path: Path) -> None:
+    log = small_log(spark, tmp_path)
+    config = job_config(
+        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+        {"path": str(tmp_path / "out")},
+    )
+    before = RUN_DATE - dt.timedelta(days=3)
+    with pytest.raises(MissingInputError, match="has no rows for any run date"):
+        run_backfill(spark, config, [before, before + dt.timedelta(days=1)])
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_date_above_the_invalid_fraction_stops_before_writing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    log = small_log(spark, tmp_path)
+    config = job_config(
+        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+        {"path": str(tmp_path / "out")},
+        max_invalid_fraction=0.25,
+    )
+    # NEXT_DATE has 6 invalid rows of 20 (0.3); RUN_DATE none; the range as a whole 0.15.
+    with pytest.raises(InvalidRowsError, match=f"^run_date {NEXT_DATE}: 6 of 20 input rows"):
+        run_backfill(spark, config, [RUN_DATE, NEXT_DATE])
+    assert not (tmp_path / "out").exists()
