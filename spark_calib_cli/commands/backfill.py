@@ -31,19 +31,16 @@ from pyspark.sql.types import DateType, StructField, StructType
 from spark_calib import DayEvaluation, evaluate_days, input_col, sum_to_bins
 from spark_calib.config import Config, config_hash
 from spark_calib.local_data import local_dataframe
-from spark_calib.windows import DAY, TimeWindow
+from spark_calib.windows import DAY
+from spark_calib_cli.commands.backfill_monitoring import batch_monitoring, monitor_dates
 from spark_calib_cli.commands.common import check_job_config, run_window
-from spark_calib_cli.commands.monitoring import (
-    WINDOWS_SCHEMA,
-    WindowMonitoring,
-    monitor_window,
-)
+from spark_calib_cli.commands.monitoring import WINDOWS_SCHEMA, MonitorOutcome, monitor_window
 from spark_calib_cli.commands.outcome import EvaluateOutcome, recalibration_lines, summary_rows
 from spark_calib_cli.commands.window_stats import WindowStats
 from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.input import describe_input, read_input_days
-from spark_calib_cli.io.local_frames import in_memory
+from spark_calib_cli.io.local_frames import LocalFrame, in_memory
 from spark_calib_cli.io.partitions import (
     RUN_DATE,
     clear_partition,
@@ -60,8 +57,8 @@ from spark_calib_cli.io.tables import (
     WINDOWED_TABLES,
     WINDOWS_TABLE,
     day_run_tables,
+    with_day_window,
     with_run_columns,
-    with_window,
 )
 
 
@@ -241,75 +238,88 @@ def _monitor_days(
     report: Callable[[str], None],
     step: Callable[[str], None],
 ) -> list[EvaluateOutcome]:
-    """Drift and alerts of each date in date order (each compares with the statistics of the
-    dates before it: the previous date's from this backfill's own, the others read from the
-    table written above), then one write of each table for every date; return each date's
-    outcome, without a summary."""
+    """Drift and alerts of each date as its daily run computes them (each against the dates
+    before it), then one write of each table for every date; return each date's outcome,
+    without a summary. All dates at once (``monitor_dates``), else one by one."""
     assert config.output is not None
     result = evaluated.result
-    monitored: list[tuple[TimeWindow, WindowMonitoring]] = []
-    for index, day in enumerate(present, start=1):
-        step(f"drift and alerts: run_date {day} ({index} of {len(present)})")
-        window = run_window(config, day)
-        monitored.append(
-            (
-                window,
-                monitor_window(
-                    spark,
-                    config,
-                    window,
-                    _day_rows(result.stats, day),
-                    _day_rows(written[METRICS_TABLE], day),
-                    run_id,
-                    digest,
-                    _quiet if index < len(present) else report,
-                    as_of_run_date=True,
-                    previous_stats=_previous_day(config, result.stats, present, day, run_id),
-                ),
-            )
+    report(f"drift and alerts of {len(present)} run dates")
+    if batch_monitoring(config):
+        dates = monitor_dates(spark, config, written[METRICS_TABLE], result.stats, present, digest)
+        outcomes = dict(dates.outcomes)
+        frames = {DRIFT_TABLE: dates.drift, ALERTS_TABLE: dates.alerts}
+    else:
+        outcomes, frames = _monitor_one_by_one(
+            spark, config, evaluated, present, written, run_id, digest, step
         )
     written_tables = dict(tables)
     span = f"run_date {present[0]} to {present[-1]}"
-    for table in (DRIFT_TABLE, ALERTS_TABLE):
+    for table, local in frames.items():
         report(f"writing {table_location(config.output, table)} ({span})")
-        frames = [
-            (window, monitoring.drift if table == DRIFT_TABLE else monitoring.alerts)
-            for window, monitoring in monitored
-        ]
-        rows = reduce(
-            DataFrame.unionByName,
-            [
-                with_run_columns(with_window(local.frame, window), run_id, digest).withColumn(
-                    RUN_DATE, F.lit(window.end)
-                )
-                for window, local in frames
-            ],
-        )
         written_tables[table] = write_partitions(
             spark,
-            rows,
+            with_run_columns(with_day_window(local.frame), run_id, digest),
             config.output,
             table,
             present,
-            {window.end for window, local in frames if not local.empty},
+            {row[RUN_DATE] for row in local.rows},
             granularity=DAY,
         )
     return [
         EvaluateOutcome(
             run_id=run_id,
             config_hash=digest,
-            run_date=window.end,
-            n_rows=evaluated.n_rows[window.end],
-            invalid_counts=dict(evaluated.invalid_counts.get(window.end, {})),
+            run_date=day,
+            n_rows=evaluated.n_rows[day],
+            invalid_counts=dict(evaluated.invalid_counts.get(day, {})),
             strategy=result.strategy,
             tables=written_tables,
             summary=(),
-            monitoring=dataclasses.replace(monitoring.outcome, tables=written_tables),
-            window=window,
+            monitoring=dataclasses.replace(outcomes[day], tables=written_tables),
+            window=run_window(config, day),
             task=config.task,
         )
-        for window, monitoring in monitored
+        for day in present
     ]
+
+
+def _monitor_one_by_one(
+    spark: SparkSession,
+    config: Config,
+    evaluated: DayEvaluation,
+    present: Sequence[dt.date],
+    written: Mapping[str, DataFrame],
+    run_id: str,
+    digest: str,
+    step: Callable[[str], None],
+) -> tuple[dict[dt.date, MonitorOutcome], dict[str, LocalFrame]]:
+    """``monitor_window`` of each date in date order; every date's outcome, and the drift and
+    alerts of every date as local frames with ``run_date``."""
+    result = evaluated.result
+    outcomes: dict[dt.date, MonitorOutcome] = {}
+    parts: dict[str, list[DataFrame]] = {DRIFT_TABLE: [], ALERTS_TABLE: []}
+    for index, day in enumerate(present, start=1):
+        step(f"drift and alerts: run_date {day} ({index} of {len(present)})")
+        monitored = monitor_window(
+            spark,
+            config,
+            run_window(config, day),
+            _day_rows(result.stats, day),
+            _day_rows(written[METRICS_TABLE], day),
+            run_id,
+            digest,
+            _quiet,
+            as_of_run_date=True,
+            previous_stats=_previous_day(config, result.stats, present, day, run_id),
+        )
+        outcomes[day] = monitored.outcome
+        for table, local in ((DRIFT_TABLE, monitored.drift), (ALERTS_TABLE, monitored.alerts)):
+            parts[table].append(local.frame.select(F.lit(day).alias(RUN_DATE), "*"))
+    frames = {
+        table: in_memory(spark, reduce(DataFrame.unionByName, frames))
+        for table, frames in parts.items()
+    }
+    return outcomes, frames
 
 
 def _previous_day(

@@ -180,7 +180,7 @@ def monitor_window(
     previous = previous_window(window)
     progress(f"drift: against the previous window {previous.label()} and the baseline")
     earlier = previous_stats or read_window_stats(
-        spark, config, previous, config_digest, _summed_to_bins(config)
+        spark, config, previous, config_digest, summed_to_bins(config)
     )
     drift = in_memory(
         spark,
@@ -197,18 +197,25 @@ def monitor_window(
         ),
     )
     alerts = in_memory(spark, fired_alerts(metrics, drift.frame, config))
+    outcome = monitor_outcome(
+        config, alerts.rows, presence(previous, earlier.present, earlier.missing)
+    )
+    return WindowMonitoring(drift, alerts, outcome)
+
+
+def monitor_outcome(config: Config, alerts: list[Row], previous: str) -> MonitorOutcome:
+    """The outcome of a window whose fired alerts are ``alerts`` (the tables not yet known)."""
     rows, count = _printed_alerts(alerts)
     # Failing alerts sort first, so the first row tells whether any failing rule fired.
     failed = bool(rows) and bool(rows[0][FAIL])
-    outcome = MonitorOutcome(
+    return MonitorOutcome(
         alerts=tuple(FiredAlert(row[RULE], bool(row[FAIL]), row[MESSAGE]) for row in rows),
         n_alerts=count,
         failed=failed,
-        previous=_presence(previous, earlier.present, earlier.missing),
+        previous=previous,
         baseline=config.drift.baseline_label(),
         tables={},
     )
-    return WindowMonitoring(drift, alerts, outcome)
 
 
 # Drift values of summed statistics, by (output, config hash, (run date, run id) pairs): within
@@ -245,21 +252,21 @@ def _drift(
             config,
             config.drift.baseline_dates,
             config_digest,
-            _summed_to_bins(config),
+            summed_to_bins(config),
             as_of=as_of,
         )
-        baseline_values = _window_values(spark, config, location, config_digest, baseline)
-    previous_values = _window_values(spark, config, location, config_digest, earlier)
+        baseline_values = memo_window_values(spark, config, location, config_digest, baseline)
+    previous_values = memo_window_values(spark, config, location, config_digest, earlier)
     return drift_table(current, previous_values, baseline_values, config)
 
 
-def _summed_to_bins(config: Config) -> Callable[..., DataFrame]:
+def summed_to_bins(config: Config) -> Callable[..., DataFrame]:
     """``sum_to_bins`` as ``window_values`` reads it: over the fine cells too unless the bins
     are built from them (equal mass)."""
     return partial(sum_to_bins, keep_cells=config.binning.strategy == "equal_mass")
 
 
-def _window_values(
+def memo_window_values(
     spark: SparkSession, config: Config, location: str, config_digest: str, window: WindowStats
 ) -> DataFrame | None:
     """The drift values of ``window``'s statistics, from the session's memo when this exact
@@ -303,11 +310,11 @@ def _write_drift_and_alerts(
     return tables
 
 
-def _printed_alerts(alerts: LocalFrame) -> tuple[list[Row], int]:
+def _printed_alerts(alerts: list[Row]) -> tuple[list[Row], int]:
     """The first ``MAX_PRINTED_ALERTS`` alerts of the window, failing ones first, and how many
     there are in all."""
     ordered = sorted(
-        alerts.rows,
+        alerts,
         key=lambda row: (
             not row[FAIL],
             row["rule_index"],
@@ -317,12 +324,10 @@ def _printed_alerts(alerts: LocalFrame) -> tuple[list[Row], int]:
             row["slice_value"],
         ),
     )
-    return ordered[:MAX_PRINTED_ALERTS], len(alerts.rows)
+    return ordered[:MAX_PRINTED_ALERTS], len(alerts)
 
 
-def _presence(
-    window: TimeWindow, present: tuple[dt.date, ...], missing: tuple[dt.date, ...]
-) -> str:
+def presence(window: TimeWindow, present: tuple[dt.date, ...], missing: tuple[dt.date, ...]) -> str:
     """``2024-06-16 (no statistics)`` or ``2024-06-17..2024-06-23 (6 of 7 run dates)``."""
     if not present:
         return f"{window.label()} (no statistics)"

@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 from spark_calib.config import Config, load_config
 from spark_calib.errors import InvalidRowsError
 from spark_calib_cli.commands.backfill import BackfillOutcome, one_scan_backfill, run_backfill
+from spark_calib_cli.commands.backfill_monitoring import batch_monitoring
 from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
 from spark_calib_cli.demo import logs as demo
 from spark_calib_cli.errors import MissingInputError
@@ -226,3 +227,44 @@ def test_a_date_above_the_invalid_fraction_stops_before_writing(
     with pytest.raises(InvalidRowsError, match=f"^run_date {NEXT_DATE}: 6 of 20 input rows"):
         run_backfill(spark, config, [RUN_DATE, NEXT_DATE])
     assert not (tmp_path / "out").exists()
+
+
+def test_a_baseline_version_is_monitored_date_by_date_as_the_daily_runs(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # drift.baseline_model_version compares a date's versions with each other, which the
+    # all-dates-at-once monitoring cannot key: the backfill monitors the dates one by one.
+    log = small_log(spark, tmp_path)
+    outputs = {}
+    for way in ("daily", "backfill"):
+        outputs[way] = tmp_path / way
+        config = job_config(
+            {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+            {"path": str(outputs[way])},
+            max_invalid_fraction=0.5,
+            drift={"baseline_model_version": "a", "min_n": 0, "min_delta": 0.0, "z": 1e-9},
+            # Version a loses its 6 lowest scores on NEXT_DATE, so its metrics move against
+            # the day before and against version b; every rule fires somewhere.
+            alerts=[
+                {"name": "up_vs_a", "metric": "ece", "max_increase": 0.0, "compare_to": "baseline"},
+                {
+                    "name": "down_vs_a",
+                    "metric": "ece",
+                    "max_decrease": 0.0,
+                    "compare_to": "baseline",
+                },
+                {"name": "brier_up", "metric": "brier", "max_increase": 0.0, "min_n": 0},
+                {"name": "brier_down", "metric": "brier", "max_decrease": 0.0, "min_n": 0},
+            ],
+        )
+        assert not batch_monitoring(config)
+        if way == "daily":
+            for day in (RUN_DATE, NEXT_DATE):
+                run_evaluate(spark, config, day)
+        else:
+            run_backfill(spark, config, [RUN_DATE, NEXT_DATE])
+    for table in (DRIFT_TABLE, ALERTS_TABLE, METRICS_TABLE):
+        daily = table_rows(spark, outputs["daily"], table)
+        backfill = table_rows(spark, outputs["backfill"], table)
+        assert len(daily) > 0, table
+        pd.testing.assert_frame_equal(daily, backfill, check_exact=False, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,206 @@
+"""A backfill's drift and alerts: every run date's at once, each as its daily run computes it.
+
+The daily run of date d compares d's drift values with the previous window's (d − 1) and with
+the baseline dates' present on d. Here the dates are a key again, folded into the model
+version as in the statistics (``spark_calib.rows.days``), so one ``drift_table`` computes
+every date's drift:
+
+- the current values of every date come from the backfill's metrics in one pass;
+- the previous values of date d are date d − 1's current values, re-keyed to d, when the
+  backfill evaluated d − 1, else they are read from the statistics table as the daily run
+  does (the first date of the range, or one after a date without rows);
+- the baseline values of date d are those of the baseline dates up to d (``as_of``); dates
+  that see the same baseline dates share one computation.
+
+The alerts are then computed per date from its rows (a rule names a model version, so the
+dates cannot share the key there), all in one job. The result equals the daily runs' row by
+row (``tests/jobs/test_backfill.py``). With ``drift.baseline_model_version`` the baseline is
+another version of the same date, which a folded key cannot express: ``batch_monitoring``
+says so and the backfill then monitors the dates one by one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_calib.config import Config
+from spark_calib.monitoring import drift_table, fired_alerts, metric_values, needs_noise_model
+from spark_calib.rows.days import day_keyed_version, key_day, key_version
+from spark_calib.stats import schema as stats
+from spark_calib.windows import previous_window
+from spark_calib_cli.commands.common import run_window
+from spark_calib_cli.commands.monitoring import (
+    MonitorOutcome,
+    memo_window_values,
+    monitor_outcome,
+    presence,
+    summed_to_bins,
+)
+from spark_calib_cli.commands.window_stats import expected_run_dates, read_window_stats
+from spark_calib_cli.io.local_frames import LocalFrame, in_memory
+from spark_calib_cli.io.partitions import RUN_DATE, table_location
+from spark_calib_cli.io.tables import STATS_TABLE
+
+
+@dataclass(frozen=True)
+class DatesMonitoring:
+    """Every date's drift and fired alerts (local frames with ``run_date``) and each date's
+    outcome (the tables not yet known)."""
+
+    drift: LocalFrame
+    alerts: LocalFrame
+    outcomes: Mapping[dt.date, MonitorOutcome]
+
+
+def batch_monitoring(config: Config) -> bool:
+    """Whether ``monitor_dates`` can monitor a backfill's dates at once (no
+    ``drift.baseline_model_version``)."""
+    return config.drift.baseline_model_version is None
+
+
+def monitor_dates(
+    spark: SparkSession,
+    config: Config,
+    metrics: DataFrame,
+    stats_df: DataFrame,
+    present: Sequence[dt.date],
+    digest: str,
+) -> DatesMonitoring:
+    """The drift and alerts of every date of ``present`` (consecutive or not, in order), from
+    the backfill's ``metrics`` (with ``run_date``) and statistics ``stats_df`` (with
+    ``run_date``); see the module docstring."""
+    assert config.output is not None and batch_monitoring(config)
+    location = table_location(config.output, STATS_TABLE)
+    noise = _folded(stats_df) if needs_noise_model(metrics, config) else None
+    current = in_memory(spark, metric_values(_folded(metrics), config, noise)).frame
+    previous, previous_text = _previous_values(spark, config, current, present, digest, location)
+    baseline = _baseline_values(spark, config, present, digest, location)
+    drift = in_memory(spark, _unfolded(drift_table(current, previous, baseline, config)))
+    alerts = in_memory(
+        spark,
+        reduce(
+            DataFrame.unionByName,
+            [
+                fired_alerts(_day(metrics, day), _day(drift.frame, day), config).withColumn(
+                    RUN_DATE, F.lit(day)
+                )
+                for day in present
+            ],
+        ),
+    )
+    outcomes = {
+        day: monitor_outcome(
+            config, [row for row in alerts.rows if row[RUN_DATE] == day], previous_text[day]
+        )
+        for day in present
+    }
+    return DatesMonitoring(drift, alerts, outcomes)
+
+
+def _previous_values(
+    spark: SparkSession,
+    config: Config,
+    current: DataFrame,
+    present: Sequence[dt.date],
+    digest: str,
+    location: str,
+) -> tuple[DataFrame | None, dict[dt.date, str]]:
+    """The previous window's values of every date, keyed by that date, and each date's
+    presence text (``2024-06-29 (1 of 1 run dates)``)."""
+    dates = set(present)
+    shifted = [day for day in present if day - dt.timedelta(days=1) in dates]
+    frames: list[DataFrame] = []
+    text: dict[dt.date, str] = {}
+    if shifted:
+        next_day = F.date_add(key_day(F.col(stats.MODEL_VERSION)), 1)
+        frames.append(
+            _rekeyed(current, next_day, folded=True).where(
+                key_day(F.col(stats.MODEL_VERSION)).isin(shifted)
+            )
+        )
+        for day in shifted:
+            before = previous_window(run_window(config, day))
+            text[day] = presence(before, (before.end,), ())
+    for day in present:
+        if day in text:
+            continue
+        before = previous_window(run_window(config, day))
+        earlier = read_window_stats(spark, config, before, digest, summed_to_bins(config))
+        text[day] = presence(before, earlier.present, earlier.missing)
+        values = memo_window_values(spark, config, location, digest, earlier)
+        if values is not None:
+            frames.append(_rekeyed(values, F.lit(day)))
+    return _union(frames), text
+
+
+def _baseline_values(
+    spark: SparkSession,
+    config: Config,
+    present: Sequence[dt.date],
+    digest: str,
+    location: str,
+) -> DataFrame | None:
+    """The baseline values of every date, keyed by that date: the baseline dates up to it."""
+    baseline = config.drift.baseline_dates
+    if baseline is None:
+        return None
+    expected = expected_run_dates(baseline.start, baseline.end, 1)
+    groups: dict[tuple[dt.date, ...], list[dt.date]] = {}
+    for day in present:
+        groups.setdefault(tuple(d for d in expected if d <= day), []).append(day)
+    frames: list[DataFrame] = []
+    for days in groups.values():
+        window = read_window_stats(
+            spark, config, baseline, digest, summed_to_bins(config), as_of=days[0]
+        )
+        values = memo_window_values(spark, config, location, digest, window)
+        if values is not None:
+            frames.extend(_rekeyed(values, F.lit(day)) for day in days)
+    return _union(frames)
+
+
+def _folded(frame: DataFrame) -> DataFrame:
+    """``frame`` (with ``run_date``) keyed by the day-keyed version, without ``run_date``."""
+    key = day_keyed_version(F.col(RUN_DATE), F.col(stats.MODEL_VERSION))
+    return frame.select(
+        *[
+            key.alias(name) if name == stats.MODEL_VERSION else F.col(name)
+            for name in frame.columns
+            if name != RUN_DATE
+        ]
+    )
+
+
+def _rekeyed(frame: DataFrame, day: Column, *, folded: bool = False) -> DataFrame:
+    """``frame`` with its version (day-keyed when ``folded``, else plain) keyed by ``day``."""
+    version = F.col(stats.MODEL_VERSION)
+    plain = key_version(version) if folded else version
+    return frame.select(
+        *[
+            day_keyed_version(day, plain).alias(name) if name == stats.MODEL_VERSION else name
+            for name in frame.columns
+        ]
+    )
+
+
+def _unfolded(frame: DataFrame) -> DataFrame:
+    """``run_date`` and the plain version, split from the day-keyed version."""
+    key = F.col(stats.MODEL_VERSION)
+    return frame.select(
+        key_day(key).alias(RUN_DATE),
+        *[key_version(key).alias(n) if n == stats.MODEL_VERSION else n for n in frame.columns],
+    )
+
+
+def _day(frame: DataFrame, day: dt.date) -> DataFrame:
+    return frame.where(F.col(RUN_DATE) == F.lit(day)).drop(RUN_DATE)
+
+
+def _union(frames: list[DataFrame]) -> DataFrame | None:
+    return reduce(DataFrame.unionByName, frames) if frames else None
