@@ -112,7 +112,7 @@ def run_backfill(
     run_id = run_id or uuid.uuid4().hex
     digest = config_hash(config)
     first, last = dates[0], dates[-1]
-    report(f"reading {describe_input(source, first)} to {last}")
+    report(f"reading {describe_input(source, last, first)}")
     frame = read_input_days(spark, source, first, last)
     report(f"evaluating {len(dates)} run dates (one scan of the input)")
     evaluated = evaluate_days(frame, config, source.window.column)
@@ -123,8 +123,8 @@ def run_backfill(
             report(f"run_date {day}: no input rows, nothing written for it")
         if not present:
             raise MissingInputError(
-                f"input {describe_input(source, first)} to {last} has no rows for any run "
-                f"date from {first} to {last}"
+                f"input {describe_input(source, last, first)} has no rows for any run date "
+                f"from {first} to {last}"
             )
         row_day = F.to_date(input_col(source.window.column))
         written, tables = _write_tables(

@@ -41,12 +41,15 @@ def read_input_days(
     return frame.where(date_range_condition(frame, source.window.column, first, last))
 
 
-def describe_input(source: InputConfig, run_date: dt.date) -> str:
-    """One line naming the input and its window, for progress output."""
+def describe_input(
+    source: InputConfig, run_date: dt.date, first_run_date: dt.date | None = None
+) -> str:
+    """One line naming the input and its window (of the run dates ``first_run_date`` to
+    ``run_date``, for a backfill), for progress output."""
     where = f"table {source.table}" if source.table else f"{source.format} path {source.path}"
     if source.window is None:
         return where
-    first, last = window_bounds(source.window, run_date)
+    first, last = window_bounds(source.window, first_run_date or run_date)[0], run_date
     return f"{where}, {source.window.column} in [{first}, {last}]"
 
 
