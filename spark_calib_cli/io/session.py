@@ -34,6 +34,10 @@ DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 # PySpark reads its workers' interpreter from this variable when the session's JVM starts in
 # process (``spark.pyspark.python`` only reaches spark-submit's launcher, too late here).
 WORKER_PYTHON_ENV = "PYSPARK_PYTHON"
+# The embedded driver's JVM heap: a quarter of the machine's memory, within these bounds.
+DRIVER_MEMORY_SHARE = 4
+MIN_DRIVER_MEMORY_MIB = 1024
+MAX_DRIVER_MEMORY_MIB = 8192
 
 
 def build_session(
@@ -114,10 +118,26 @@ def _embedded(
         # The default of 200 shuffle partitions is sized for clusters; on a laptop most of them
         # would be empty tasks around a statistics table of a few thousand rows.
         .config("spark.sql.shuffle.partitions", str(_local_shuffle_partitions()))
+        # Spark's default heap (1g) holds a demo day's cached statistics but not a backfill's:
+        # 14 demo days are 1.76M statistics rows, and collecting them failed with "Java heap
+        # space". A --conf spark.driver.memory=… the user gives wins.
+        .config("spark.driver.memory", driver_memory())
         .config("spark.ui.showConsoleProgress", str(interactive).lower())
         # The UI is for people watching a run; a scheduled or piped run starts faster without it.
         .config("spark.ui.enabled", str(interactive or verbose).lower())
     )
+
+
+def driver_memory(physical_bytes: int | None = None) -> str:
+    """The embedded driver's heap, ``4096m`` on a 16 GiB machine: a quarter of the physical
+    memory (``os.sysconf``), at least 1 GiB and at most 8 GiB; 1 GiB when it is unknown."""
+    if physical_bytes is None:
+        try:
+            physical_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            physical_bytes = 0
+    share = physical_bytes // DRIVER_MEMORY_SHARE // (1024 * 1024)
+    return f"{min(MAX_DRIVER_MEMORY_MIB, max(MIN_DRIVER_MEMORY_MIB, share))}m"
 
 
 def _local_shuffle_partitions() -> int:
