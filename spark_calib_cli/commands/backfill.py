@@ -176,19 +176,25 @@ def _write_tables(
                 break
         else:
             report(f"emptied {table_location(output, table)} ({len(present)} run dates)")
+    # The derived tables first, on the driver: reading the first one runs the finishing pass
+    # (the kernels of every date), so the progress names that phase before the writes.
+    report(f"finishing the outputs of {len(present)} run dates")
     written: dict[str, DataFrame] = {}
-    tables: dict[str, str] = {}
-    span = f"run_date {present[0]} to {present[-1]}"
+    frames: dict[str, tuple[DataFrame, set[dt.date]]] = {}
     for table, rows in outputs:
-        report(f"writing {table_location(output, table)} ({span})")
         if table == STATS_TABLE:
-            frame, with_rows = rows, set(present)
+            frames[table] = rows, set(present)
         elif table == INVALID_ROWS_TABLE:
-            frame, with_rows = rows, {d for d in evaluated.invalid_counts if d is not None}
+            frames[table] = rows, {d for d in evaluated.invalid_counts if d is not None}
         else:
             local = in_memory(spark, rows)
-            frame, with_rows = local.frame, {row[RUN_DATE] for row in local.rows}
-            written[table] = frame
+            frames[table] = local.frame, {row[RUN_DATE] for row in local.rows}
+            written[table] = local.frame
+    tables: dict[str, str] = {}
+    span = f"run_date {present[0]} to {present[-1]}"
+    count = len(frames) + 1
+    for index, (table, (frame, with_rows)) in enumerate(frames.items(), start=1):
+        report(f"writing {table_location(output, table)} ({span}; table {index} of {count})")
         tables[table] = write_partitions(
             spark,
             frame,
@@ -198,7 +204,7 @@ def _write_tables(
             with_rows,
             granularity=DAY if table in WINDOWED_TABLES else None,
         )
-    report(f"writing {table_location(output, WINDOWS_TABLE)} ({span})")
+    report(f"writing {table_location(output, WINDOWS_TABLE)} ({span}; table {count} of {count})")
     tables[WINDOWS_TABLE] = write_partitions(
         spark,
         _windows_rows(spark, present, evaluated.n_rows, run_id, digest),
