@@ -1,7 +1,8 @@
 """spark_calib: calibration and evaluation metrics for prediction logs, as one-pass Spark jobs.
 
 Public API: ``evaluate`` (DataFrame + config → EvaluationResult), ``evaluate_days`` (each
-day of a date range in one scan), ``metrics_from_stats`` and
+day of a date range in one scan; ``fold_run_date`` and ``split_run_date`` key its frames by
+day and back), ``metrics_from_stats`` and
 ``reliability_from_stats`` (recompute outputs from a statistics table), ``combine_stats``
 (merge statistics of several runs), ``sum_to_bins`` (the same, summed to the calibration
 bins), ``sum_over_cells`` and ``bin_grain`` (summed over the fine cells, as the outputs that
@@ -16,7 +17,7 @@ configured, possibly dotted, name) and the error types. The public modules
 """
 
 from spark_calib.config import Config, config_hash, load_config
-from spark_calib.days import DayEvaluation, evaluate_days
+from spark_calib.days import DayEvaluation, evaluate_days, fold_run_date, split_run_date
 from spark_calib.errors import (
     ConfigError,
     InvalidRowsError,
@@ -51,6 +52,7 @@ __all__ = [
     "decode_slice_value",
     "evaluate",
     "evaluate_days",
+    "fold_run_date",
     "input_col",
     "load_config",
     "metrics_from_stats",
@@ -59,6 +61,7 @@ __all__ = [
     "reliability_from_stats",
     "row_counts",
     "slice_name",
+    "split_run_date",
     "sum_over_cells",
     "sum_to_bins",
 ]

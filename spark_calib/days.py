@@ -23,7 +23,7 @@ from spark_calib.config import Config, ConfigSource, load_config
 from spark_calib.evaluate import check_invalid_fraction, evaluation
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.columns import input_col
-from spark_calib.rows.days import DATE_WIDTH, key_day, key_version
+from spark_calib.rows.days import DATE_WIDTH, day_keyed_version, key_day, key_version
 from spark_calib.stats import schema as stats
 from spark_calib.stats.counts import VersionCounts
 
@@ -92,6 +92,26 @@ def evaluate_days(df: DataFrame, config: ConfigSource, day: str | Column) -> Day
     return DayEvaluation(
         result=dataclasses.replace(result, **split), n_rows=rows, invalid_counts=invalid
     )
+
+
+def fold_run_date(frame: DataFrame) -> DataFrame:
+    """``frame`` with its ``run_date`` folded into the model-version key (the day-keyed
+    version of ``evaluate_days``' statistics), ``run_date`` dropped: the inverse of
+    ``split_run_date``. A frame keyed like the outputs is then keyed by day too, so functions
+    of keyed frames (drift, for one) work on every day at once."""
+    key = day_keyed_version(F.col(RUN_DATE), F.col(stats.MODEL_VERSION))
+    return frame.select(
+        *[
+            key.alias(name) if name == stats.MODEL_VERSION else F.col(name)
+            for name in frame.columns
+            if name != RUN_DATE
+        ]
+    )
+
+
+def split_run_date(frame: DataFrame) -> DataFrame:
+    """``run_date`` (first) and the plain model version, split from a day-keyed version."""
+    return _with_run_date(frame)
 
 
 def _with_run_date(frame: DataFrame) -> DataFrame:

@@ -29,10 +29,9 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_calib import fold_run_date, split_run_date
 from spark_calib.config import Config
 from spark_calib.monitoring import drift_table, fired_alerts, metric_values, needs_noise_model
-from spark_calib.rows.days import day_keyed_version, key_day, key_version
-from spark_calib.stats import schema as stats
 from spark_calib.windows import previous_window
 from spark_calib_cli.commands.common import run_window
 from spark_calib_cli.commands.monitoring import (
@@ -77,11 +76,11 @@ def monitor_dates(
     ``run_date``); see the module docstring."""
     assert config.output is not None and batch_monitoring(config)
     location = table_location(config.output, STATS_TABLE)
-    noise = _folded(stats_df) if needs_noise_model(metrics, config) else None
-    current = in_memory(spark, metric_values(_folded(metrics), config, noise)).frame
+    noise = fold_run_date(stats_df) if needs_noise_model(metrics, config) else None
+    current = in_memory(spark, metric_values(fold_run_date(metrics), config, noise)).frame
     previous, previous_text = _previous_values(spark, config, current, present, digest, location)
     baseline = _baseline_values(spark, config, present, digest, location)
-    drift = in_memory(spark, _unfolded(drift_table(current, previous, baseline, config)))
+    drift = in_memory(spark, split_run_date(drift_table(current, previous, baseline, config)))
     alerts = in_memory(
         spark,
         reduce(
@@ -118,12 +117,8 @@ def _previous_values(
     frames: list[DataFrame] = []
     text: dict[dt.date, str] = {}
     if shifted:
-        next_day = F.date_add(key_day(F.col(stats.MODEL_VERSION)), 1)
-        frames.append(
-            _rekeyed(current, next_day, folded=True).where(
-                key_day(F.col(stats.MODEL_VERSION)).isin(shifted)
-            )
-        )
+        next_day = split_run_date(current).withColumn(RUN_DATE, F.date_add(F.col(RUN_DATE), 1))
+        frames.append(fold_run_date(next_day.where(F.col(RUN_DATE).isin(shifted))))
         for day in shifted:
             before = previous_window(run_window(config, day))
             text[day] = presence(before, (before.end,), ())
@@ -165,37 +160,9 @@ def _baseline_values(
     return _union(frames)
 
 
-def _folded(frame: DataFrame) -> DataFrame:
-    """``frame`` (with ``run_date``) keyed by the day-keyed version, without ``run_date``."""
-    key = day_keyed_version(F.col(RUN_DATE), F.col(stats.MODEL_VERSION))
-    return frame.select(
-        *[
-            key.alias(name) if name == stats.MODEL_VERSION else F.col(name)
-            for name in frame.columns
-            if name != RUN_DATE
-        ]
-    )
-
-
-def _rekeyed(frame: DataFrame, day: Column, *, folded: bool = False) -> DataFrame:
-    """``frame`` with its version (day-keyed when ``folded``, else plain) keyed by ``day``."""
-    version = F.col(stats.MODEL_VERSION)
-    plain = key_version(version) if folded else version
-    return frame.select(
-        *[
-            day_keyed_version(day, plain).alias(name) if name == stats.MODEL_VERSION else name
-            for name in frame.columns
-        ]
-    )
-
-
-def _unfolded(frame: DataFrame) -> DataFrame:
-    """``run_date`` and the plain version, split from the day-keyed version."""
-    key = F.col(stats.MODEL_VERSION)
-    return frame.select(
-        key_day(key).alias(RUN_DATE),
-        *[key_version(key).alias(n) if n == stats.MODEL_VERSION else n for n in frame.columns],
-    )
+def _rekeyed(frame: DataFrame, day: Column) -> DataFrame:
+    """``frame`` (keyed by plain versions) keyed by ``day`` too."""
+    return fold_run_date(frame.withColumn(RUN_DATE, day))
 
 
 def _day(frame: DataFrame, day: dt.date) -> DataFrame:
