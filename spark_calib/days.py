@@ -85,7 +85,7 @@ def evaluate_days(df: DataFrame, config: ConfigSource, day: str | Column) -> Day
     )
     rows, invalid = _counts_by_day(counts)
     split: dict[str, Any] = {
-        name: _with_run_date(frame)
+        name: split_run_date(frame)
         for name in KEYED_FIELDS
         if (frame := getattr(result, name)) is not None
     }
@@ -111,11 +111,6 @@ def fold_run_date(frame: DataFrame) -> DataFrame:
 
 def split_run_date(frame: DataFrame) -> DataFrame:
     """``run_date`` (first) and the plain model version, split from a day-keyed version."""
-    return _with_run_date(frame)
-
-
-def _with_run_date(frame: DataFrame) -> DataFrame:
-    """``run_date`` and the plain model version, split from the day-keyed version."""
     key = F.col(stats.MODEL_VERSION)
     return frame.select(
         key_day(key).alias(RUN_DATE),
