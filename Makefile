@@ -36,6 +36,7 @@ venv: $(INSTALLED)
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps 'mcgrad==0.1.5'
 	touch $@
 
 java:
