@@ -7,7 +7,8 @@ day and back), ``metrics_from_stats`` and
 (merge statistics of several runs), ``sum_to_bins`` (the same, summed to the calibration
 bins), ``sum_over_cells`` and ``bin_grain`` (summed over the fine cells, as the outputs that
 read none need them), ``recalibration_from_stats`` (fit the recalibration maps from a
-statistics table) and ``recalibrate`` (apply them to rows), ``row_counts`` (valid
+statistics table) and ``recalibrate`` (apply them to rows),
+``search_slices`` (rank the crossed segments where calibration breaks), ``row_counts`` (valid
 and invalid rows of a statistics table), ``load_config``, the slice-value helpers
 ``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the input by its
 configured, possibly dotted, name) and the error types. The public modules
@@ -32,6 +33,7 @@ from spark_calib.recalibration.table import recalibration_from_stats
 from spark_calib.registry import available_metrics
 from spark_calib.result import EvaluationResult
 from spark_calib.rows.columns import input_col
+from spark_calib.slice_search import SliceSearchResult, search_slices
 from spark_calib.slicing.values import decode_slice_value, slice_name
 from spark_calib.stats.combine import bin_grain, combine_stats, sum_over_cells, sum_to_bins
 from spark_calib.stats.counts import row_counts
@@ -44,6 +46,7 @@ __all__ = [
     "EvaluationResult",
     "InvalidRowsError",
     "SchemaError",
+    "SliceSearchResult",
     "SparkCalibError",
     "available_metrics",
     "bin_grain",
@@ -60,6 +63,7 @@ __all__ = [
     "recalibration_from_stats",
     "reliability_from_stats",
     "row_counts",
+    "search_slices",
     "slice_name",
     "split_run_date",
     "sum_over_cells",

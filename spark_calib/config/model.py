@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from spark_calib.config.base import Float, Int, Number, StrictModel
 from spark_calib.config.monitoring import AlertRule, DriftConfig, RollupConfig
 from spark_calib.config.recalibration import RecalibrationConfig, check_recalibration
+from spark_calib.config.slice_search import SliceSearchConfig
 from spark_calib.config.uncertainty import UncertaintyConfig
 from spark_calib.constants import (
     DEFAULT_COVERAGE_LEVELS,
@@ -145,6 +146,7 @@ class Config(StrictModel):
     # Slices with fewer rows stay in the tables but out of the worst-slice rankings.
     min_slice_rows: Int = Field(default=DEFAULT_MIN_SLICE_ROWS, ge=0)
     recalibration: RecalibrationConfig | None = None
+    slice_search: SliceSearchConfig | None = None
 
     @field_validator("slices", mode="before")
     @classmethod
@@ -294,6 +296,17 @@ class Config(StrictModel):
         if self.task in ("top_label", "regression") and self.class_names is not None:
             raise ValueError(f"class_names does not apply to task {self.task}")
         self._check_class_keys()
+        if self.slice_search is not None and self.task == "regression":
+            raise ValueError(
+                "slice_search needs a classification task (it compares probabilities with "
+                "outcomes), not regression"
+            )
+        if (
+            self.slice_search is not None
+            and self.task == "multiclass"
+            and self.known_num_classes() is None
+        ):
+            raise ValueError("slice_search on task multiclass needs num_classes or class_names")
         if self.recalibration is not None:
             window = self.input.window if self.input is not None else None
             check_recalibration(

@@ -39,8 +39,11 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from spark_calib.kernels.cell_grid import EQUAL_WIDTH_CELLS, LOG_ODDS_CELLS
 
@@ -66,6 +69,53 @@ SEGMENT_COLUMNS = (
 )
 
 
+# The per-cell sums a segment's statistics carry (the module docstring's n, W, O, C, X, V, A, B).
+CELL_SUMS = ("n", "w", "wy", "ws", "wys", "w2v", "odds_pos", "odds_neg")
+# The binned reliability of a segment: M entries each (uniform bins, as for ``ece``).
+BIN_COLUMNS = ("bin_weight", "bin_prediction", "bin_label")
+
+
+def segment_table_function(
+    key_columns: tuple[str, ...], cell_column: str, n_bins: int
+) -> Callable[[pa.Table], pa.Table]:
+    """The function a grouped Arrow pass runs on a group of segments' cell rows (any number of
+    segments, each whole): one row per segment, its ``key_columns`` then ``SEGMENT_COLUMNS``
+    then ``BIN_COLUMNS`` (list<double>)."""
+
+    def run(table: pa.Table) -> pa.Table:
+        keys = pa.Table.from_arrays(
+            [table.column(name) for name in key_columns], names=list(key_columns)
+        )
+        codes = _segment_codes(keys)
+        out = segment_scores(
+            codes,
+            table.column(cell_column).to_numpy(zero_copy_only=False),
+            {name: table.column(name).to_numpy(zero_copy_only=False) for name in CELL_SUMS},
+            n_bins,
+        )
+        first = np.unique(codes, return_index=True)[1]
+        columns = {name: keys.column(name).take(pa.array(first)) for name in key_columns}
+        columns.update({name: pa.array(out[name], pa.float64()) for name in SEGMENT_COLUMNS})
+        for name in BIN_COLUMNS:
+            columns[name] = pa.array(list(out[name]), pa.list_(pa.float64()))
+        return pa.table(columns)
+
+    return run
+
+
+def _segment_codes(keys: pa.Table) -> np.ndarray:
+    """One integer per distinct key row (a dictionary encoding of the joined key columns)."""
+    if keys.num_rows == 0:
+        return np.zeros(0, dtype=np.int64)
+    # A null becomes "\x01", which no model version or slice value is expected to be.
+    parts = [
+        pc.fill_null(pc.cast(keys.column(name), pa.string()), "\x01") for name in keys.column_names
+    ]
+    joined = pc.binary_join_element_wise(*parts, "\x00")
+    encoded = pc.dictionary_encode(joined).combine_chunks()
+    return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
 def range_cdf(x: np.ndarray) -> np.ndarray:
     """F(x) = P(max − min of a standard Brownian motion on [0, 1] ≤ x):
     Σ_{k≥0} (8/x² + 2/((k + ½)² π²)) · exp(−2 (k + ½)² π² / x²) (Feller 1951), summed until the
@@ -83,9 +133,7 @@ def range_cdf(x: np.ndarray) -> np.ndarray:
     )
     k_half = np.arange(k_max, dtype=float) + 0.5
     x2 = xs[:, None] ** 2
-    terms = (8.0 / x2 + 2.0 / (k_half**2 * math.pi**2)) * np.exp(
-        -2.0 * k_half**2 * math.pi**2 / x2
-    )
+    terms = (8.0 / x2 + 2.0 / (k_half**2 * math.pi**2)) * np.exp(-2.0 * k_half**2 * math.pi**2 / x2)
     out[inside] = np.minimum(terms.sum(axis=1), 1.0)
     return out
 
@@ -107,7 +155,9 @@ def segment_scores(
     ``segment`` and ``cell``: one entry per (segment, cell) row, in any order; ``sums``: the
     per-row sums ``n``, ``w``, ``wy``, ``ws``, ``wys``, ``w2v``, ``odds_pos`` and ``odds_neg``
     (the module docstring's n, W, O, C, X, V, A and B). Rows with W_c ≤ 0 are ignored; a segment
-    without a positive-weight cell has n = 0 and null (NaN) scores."""
+    without a positive-weight cell has n = 0 and null (NaN) scores. Also each segment's binned
+    reliability (``BIN_COLUMNS``, shape segments × M): weight, mean prediction and mean label
+    per uniform bin (NaN for an empty bin)."""
     segment = np.asarray(segment, dtype=np.int64)
     cell = np.asarray(cell, dtype=np.int64)
     keep = np.asarray(sums["w"], dtype=float) > 0.0
@@ -137,9 +187,8 @@ def segment_scores(
         fall = _segment_max(position, columns["ws"] - columns["wys"], size)
         ecce_bound = (rise + fall) * inv_weight
         sigma = np.sqrt(np.maximum(variance, 0.0)) * inv_weight
-        ecce_sigma = np.where(
-            sigma > 0.0, ecce / sigma, np.where(ecce > 0.0, np.inf, np.where(weight > 0, 0.0, np.nan))
-        )
+        degenerate = np.where(ecce > 0.0, np.inf, np.where(weight > 0, 0.0, np.nan))
+        ecce_sigma = np.where(sigma > 0.0, ecce / sigma, degenerate)
         ecce_p = np.where(np.isnan(ecce_sigma), np.nan, range_p_value(np.nan_to_num(ecce_sigma)))
         citl_z = np.where(variance > 0.0, (predicted - observed) / np.sqrt(variance), np.nan)
         ratio = np.where(observed > 0.0, predicted / observed, np.nan)
@@ -149,6 +198,12 @@ def segment_scores(
     bin_key = position * n_bins + bins
     gap = np.bincount(bin_key, weights=columns["ws"] - columns["wy"], minlength=size * n_bins)
     ece = np.abs(gap).reshape(size, n_bins).sum(axis=1) * inv_weight
+    bin_weight = np.bincount(bin_key, weights=columns["w"], minlength=size * n_bins)
+    bin_predicted = np.bincount(bin_key, weights=columns["ws"], minlength=size * n_bins)
+    bin_observed = np.bincount(bin_key, weights=columns["wy"], minlength=size * n_bins)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bin_prediction = np.where(bin_weight > 0, bin_predicted / bin_weight, np.nan)
+        bin_label = np.where(bin_weight > 0, bin_observed / bin_weight, np.nan)
     return {
         "segment": ids,
         "n": n,
@@ -165,6 +220,9 @@ def segment_scores(
         "citl_z": citl_z,
         "ece": ece,
         "score_bound": np.sqrt(odds),
+        "bin_weight": bin_weight.reshape(size, n_bins),
+        "bin_prediction": bin_prediction.reshape(size, n_bins),
+        "bin_label": bin_label.reshape(size, n_bins),
     }
 
 

@@ -69,6 +69,7 @@ _SPARK_TYPES = {
     pa.int64(): "bigint",
     pa.int32(): "int",
     pa.float64(): "double",
+    pa.bool_(): "boolean",
 }
 
 

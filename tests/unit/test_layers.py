@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "spark_calib.stats": 5,
     "spark_calib.metrics": 6,
     "spark_calib.recalibration": 6,
+    "spark_calib.slice_search": 6,
     "spark_calib.windows": 7,
     "spark_calib.monitoring": 7,
     "spark_calib.result": 8,

@@ -1,0 +1,274 @@
+"""The search lattice on the driver: which segments each level scores, which it prunes, and
+the ranked report (no Spark here; the levels' scores come from ``spark_calib.slice_search.rows``).
+
+Per model version, with z the ranking score (``ecce_sigma``, or |citl_z| for
+``calibration_in_the_large``) and "rankable" meaning n ≥ ``min_rows``, weight ≥ ``min_weight``
+and a finite or infinite z:
+
+- **Level 1** scores every (column = value), and the overall segment.
+- **Level l + 1** (apriori, Agrawal & Srikant 1994; SliceLine's enumeration): the children are
+  the conjunctions of l + 1 predicates on distinct columns all of whose l parents (the
+  conjunction without one predicate) are rankable at level l. A child's rows are a subset of
+  each parent's, so a child of a parent below ``min_rows`` or ``min_weight`` cannot reach them:
+  this rule loses nothing.
+- **Pruning by bound** (``prune``): a child's z is at most the smallest ``score_bound`` of its
+  parents (``spark_calib.kernels.multicalibration``). A child whose bound is below θ, the
+  ``top_k``-th largest z among the rankable segments scored so far, cannot enter the top_k: it
+  is counted as tested (p = 1) and not scored. θ only grows, so the ``top_k`` largest z over
+  every rankable segment of the lattice are exactly those of the search.
+- **Multiple testing** over the m segments tested of the version (scored and rankable, plus the
+  pruned ones): Benjamini–Hochberg's adjusted p = min_{j ≥ i} min(1, m·p_(j)/j) over the sorted
+  p-values, or Bonferroni's min(1, m·p). ``significant``: adjusted p ≤ ``alpha``.
+- **The most general form** (after Slice Finder): a segment with a significant parent is
+  reported only if its z is above that parent's. A child that adds nothing to a miscalibrated
+  parent has a z about √(n_child/n_parent) times the parent's; a child where the problem
+  concentrates has a larger one.
+- **Report**: the ``top_k`` remaining segments by z (ties: lower level, then column and value
+  order), ranked from 1, significant or not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from spark_calib.config.slice_search import SliceSearchConfig
+from spark_calib.constants import SLICE_SEPARATOR
+from spark_calib.kernels.multicalibration import BIN_COLUMNS, SEGMENT_COLUMNS
+from spark_calib.kernels.special import erfc
+from spark_calib.slice_search.rows import COMBO, KEY, OVERALL_COMBO
+from spark_calib.slicing.values import slice_name
+
+VERSION = "_model_version"
+
+Version = str | None
+Columns = tuple[int, ...]
+Values = tuple[str, ...]
+
+
+@dataclass
+class Segment:
+    """One scored segment: its predicates (column indices, encoded values) and its scores."""
+
+    version: Version
+    columns: Columns
+    values: Values
+    scores: dict[str, Any]
+    z: float = math.nan
+    p_value: float = 1.0
+    p_adjusted: float = 1.0
+    significant: bool = False
+    suppressed: bool = False
+
+    @property
+    def level(self) -> int:
+        """The number of predicates."""
+        return len(self.columns)
+
+
+@dataclass
+class LevelCount:
+    """What one level did: candidate segments sent to Spark, segments scored, rankable among
+    them, and children pruned by bound (per all versions)."""
+
+    level: int
+    candidates: int = 0
+    scored: int = 0
+    rankable: int = 0
+    pruned: int = 0
+
+
+@dataclass
+class Lattice:
+    """The search state of every model version (see the module docstring)."""
+
+    search: SliceSearchConfig
+    scored: dict[tuple[Version, Columns, Values], Segment] = field(default_factory=dict)
+    overall: dict[Version, Segment] = field(default_factory=dict)
+    pruned: dict[Version, int] = field(default_factory=lambda: defaultdict(int))
+    levels: list[LevelCount] = field(default_factory=list)
+    _pending: dict[tuple[Version, int, str], tuple[Columns, Values]] = field(default_factory=dict)
+    _combos: list[Columns] = field(default_factory=list)
+
+    def first_level(self) -> list[Columns]:
+        """Level 1's column combinations: every candidate column alone."""
+        self._combos = [(index,) for index in range(len(self.search.columns))]
+        self.levels.append(LevelCount(1))
+        return self._combos
+
+    def add(self, table: pa.Table) -> None:
+        """Take a level's scored segments (``level_segments``' table)."""
+        count = self.levels[-1]
+        rows = table.to_pydict()
+        names = [*SEGMENT_COLUMNS, *BIN_COLUMNS]
+        for i in range(table.num_rows):
+            version, combo, key = rows[VERSION][i], rows[COMBO][i], rows[KEY][i]
+            scores = {name: rows[name][i] for name in names}
+            if combo == OVERALL_COMBO:
+                self.overall[version] = self._scored(Segment(version, (), (), scores))
+                continue
+            columns: Columns
+            values: Values
+            if count.level == 1:
+                columns, values = self._combos[combo], (key,)
+            else:
+                columns, values = self._pending[(version, combo, key)]
+            segment = self._scored(Segment(version, columns, values, scores))
+            self.scored[(version, columns, values)] = segment
+            count.scored += 1
+            count.rankable += self._rankable(segment)
+        self._pending.clear()
+
+    def next_level(self) -> tuple[list[Columns], list[tuple[Version, int, str]]]:
+        """The next level's column combinations and its candidate (version, combination index,
+        key) rows; both empty when no child is left."""
+        level = len(self.levels) + 1
+        count = LevelCount(level)
+        self.levels.append(count)
+        parents: dict[Version, dict[Columns, dict[Values, Segment]]] = defaultdict(
+            lambda: defaultdict(dict)
+        )
+        for (version, columns, values), segment in self.scored.items():
+            if len(columns) == level - 1 and self._rankable(segment):
+                parents[version][columns][values] = segment
+        combos: dict[Columns, int] = {}
+        candidates: list[tuple[Version, int, str]] = []
+        for version, by_columns in parents.items():
+            theta = self.threshold(version)
+            for columns, values, bound in _children(by_columns):
+                if self.search.prune and bound < theta:
+                    self.pruned[version] += 1
+                    count.pruned += 1
+                    continue
+                combo = combos.setdefault(columns, len(combos))
+                key = SLICE_SEPARATOR.join(values)
+                self._pending[(version, combo, key)] = (columns, values)
+                candidates.append((version, combo, key))
+        self._combos = list(combos)
+        count.candidates = len(candidates)
+        return self._combos, candidates
+
+    def threshold(self, version: Version) -> float:
+        """θ: the top_k-th largest z among the version's rankable segments so far (−∞ while
+        there are fewer)."""
+        zs = sorted(
+            (s.z for s in self.scored.values() if s.version == version and self._rankable(s)),
+            reverse=True,
+        )
+        return zs[self.search.top_k - 1] if len(zs) >= self.search.top_k else -math.inf
+
+    def versions(self) -> list[Version]:
+        """Every model version seen, nulls first, then in order."""
+        return sorted(self.overall, key=lambda v: (v is not None, v or ""))
+
+    def report(self, version: Version) -> list[Segment]:
+        """The version's ranked segments (the module docstring), p-values filled in."""
+        tested = [s for s in self.scored.values() if s.version == version and self._rankable(s)]
+        adjust(tested, self.pruned[version], self.search)
+        significant = {(s.columns, s.values): s for s in tested if s.significant}
+        for segment in tested:
+            segment.suppressed = any(
+                parent.z >= segment.z
+                for parent in (
+                    significant.get(key) for key in _parent_keys(segment.columns, segment.values)
+                )
+                if parent is not None
+            )
+        kept = [s for s in tested if not s.suppressed]
+        kept.sort(key=lambda s: (-s.z, s.level, s.columns, s.values))
+        return kept[: self.search.top_k]
+
+    def tested(self, version: Version) -> int:
+        """m: the version's segments tested (rankable scored, plus pruned)."""
+        rankable = sum(
+            1 for s in self.scored.values() if s.version == version and self._rankable(s)
+        )
+        return rankable + self.pruned[version]
+
+    def slice_name(self, segment: Segment, names: Sequence[str]) -> str:
+        """The segment's ``slice_name``: its columns' names in config order."""
+        return slice_name([names[i] for i in segment.columns])
+
+    def _scored(self, segment: Segment) -> Segment:
+        s = segment.scores
+        if self.search.score == "ecce_sigma":
+            segment.z = _number(s["ecce_sigma"])
+            segment.p_value = _number(s["ecce_p"], 1.0)
+        else:
+            z = abs(_number(s["citl_z"]))
+            segment.z = z
+            segment.p_value = 1.0 if math.isnan(z) else float(erfc(np.array([z / math.sqrt(2)]))[0])
+        return segment
+
+    def _rankable(self, segment: Segment) -> bool:
+        s = segment.scores
+        return (
+            _number(s["n"], 0.0) >= self.search.min_rows
+            and _number(s["weight_sum"], 0.0) >= self.search.min_weight
+            and not math.isnan(segment.z)
+        )
+
+
+def adjust(segments: list[Segment], pruned: int, search: SliceSearchConfig) -> None:
+    """Fill ``p_adjusted`` and ``significant`` over m = len(segments) + ``pruned`` tests (the
+    pruned ones count with p = 1, which only raises the others' adjusted p)."""
+    m = len(segments) + pruned
+    if not segments:
+        return
+    p = np.array([s.p_value for s in segments])
+    if search.correction == "bonferroni":
+        adjusted = np.minimum(1.0, m * p)
+    else:
+        order = np.argsort(p, kind="stable")
+        ranked = m * p[order] / np.arange(1, len(p) + 1)
+        ranked = np.minimum.accumulate(ranked[::-1])[::-1]
+        adjusted = np.empty_like(p)
+        adjusted[order] = np.minimum(1.0, ranked)
+    for segment, value in zip(segments, adjusted, strict=True):
+        segment.p_adjusted = float(value)
+        segment.significant = bool(value <= search.alpha)
+
+
+def _children(
+    by_columns: dict[Columns, dict[Values, Segment]],
+) -> Iterable[tuple[Columns, Values, float]]:
+    """Apriori: each child whose parents are all in ``by_columns``, with the smallest of its
+    parents' score bounds."""
+    column_sets = sorted(by_columns)
+    for a_index, a in enumerate(column_sets):
+        for b in column_sets[a_index + 1 :]:
+            if a[:-1] != b[:-1]:
+                continue
+            columns = (*a, b[-1])
+            b_by_prefix: dict[Values, list[Values]] = defaultdict(list)
+            for values in by_columns[b]:
+                b_by_prefix[values[:-1]].append(values)
+            for a_values in by_columns[a]:
+                for b_values in b_by_prefix.get(a_values[:-1], ()):
+                    values = (*a_values, b_values[-1])
+                    bounds = []
+                    for parent_columns, parent_values in _parent_keys(columns, values):
+                        parent = by_columns.get(parent_columns, {}).get(parent_values)
+                        if parent is None:
+                            break
+                        bounds.append(_number(parent.scores["score_bound"], math.inf))
+                    else:
+                        yield columns, values, min(bounds)
+
+
+def _parent_keys(columns: Columns, values: Values) -> list[tuple[Columns, Values]]:
+    if len(columns) < 2:
+        return []
+    return [
+        (columns[:i] + columns[i + 1 :], values[:i] + values[i + 1 :]) for i in range(len(columns))
+    ]
+
+
+def _number(value: object, default: float = math.nan) -> float:
+    return default if value is None else float(value)  # type: ignore[arg-type]

@@ -1,0 +1,184 @@
+"""Rows → per-level segment statistics of the slice search: column expressions and one
+aggregation per level, then the segment kernel in one grouped Arrow pass.
+
+The search rows are the valid rows of ``canonical_rows`` (calibration probability c, outcome
+o ∈ {0, 1}, weight w) with each candidate column's value, encoded as a ``slice_value`` of one
+column (``spark_calib.slicing.values``; a numeric column cut at edges gives its range's label),
+the fine cell of c and the per-row terms of the segment kernel
+(``spark_calib.kernels.multicalibration``): w, w·o, w·c, w·o·c, w²·c(1 − c) and the label odds
+(1 − c)/c for o = 1, c/(1 − c) for o = 0 (+∞ at c = 0 or 1).
+
+A level's statistics: each row is copied once per column combination of the level (its key the
+combination's values joined by ``,``: the ``slice_value`` of the conjunction), kept when the
+(model version, combination, key) is a candidate (a broadcast semi-join; level 1 keeps all and
+adds the overall segment as combination −1), and summed per (model version, combination, key,
+cell).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import NumericType
+
+from spark_calib.config import Config
+from spark_calib.constants import OVERALL_SLICE_VALUE, SLICE_SEPARATOR
+from spark_calib.errors import SchemaError
+from spark_calib.kernels.multicalibration import (
+    BIN_COLUMNS,
+    CELL_SUMS,
+    SEGMENT_COLUMNS,
+    segment_table_function,
+)
+from spark_calib.metrics.finish import ship_kernels
+from spark_calib.rows.canonical import (
+    CONFIDENCE,
+    MODEL_VERSION,
+    OUTCOME,
+    REASON,
+    WEIGHT,
+    canonical_rows,
+    slice_key,
+)
+from spark_calib.rows.cells import cell_index
+from spark_calib.rows.needs import RowNeeds
+from spark_calib.rows.schema import check_input_schema
+from spark_calib.slicing.values import escape_text, slice_value_expression
+
+COMBO = "_combo"
+KEY = "_key"
+CELL = "_cell"
+OVERALL_COMBO = -1
+# Groups of the grouped Arrow pass: each holds whole segments, so a group's kernel call is
+# vectorised over many segments rather than one Python call per segment.
+KERNEL_GROUPS = 32
+
+
+def value_column(index: int) -> str:
+    """Internal name of the index-th candidate column's encoded value."""
+    return f"_value_{index}"
+
+
+def search_rows(df: DataFrame, cfg: Config, day: Column | None = None) -> DataFrame:
+    """The search rows of ``df`` (the module docstring); no Spark action."""
+    search = cfg.slice_search
+    assert search is not None
+    names = search.column_names()
+    as_slices = cfg.model_copy(update={"slices": tuple((name,) for name in names)})
+    types = check_input_schema(df, as_slices)
+    by_name = {field.name: field.dataType for field in df.schema.fields}
+    for name in names:
+        if search.edges_of(name) is not None and not isinstance(by_name[name], NumericType):
+            raise SchemaError(
+                f"slice_search column {name!r} has edges but type {by_name[name].simpleString()}"
+                f"; edges cut numeric columns only"
+            )
+    rows = canonical_rows(df, as_slices, types, cfg.known_num_classes(), RowNeeds(), day)
+    c, o, w = F.col(CONFIDENCE), F.col(OUTCOME), F.col(WEIGHT)
+    valid = rows.where(F.col(REASON).isNull() & c.isNotNull() & o.isNotNull())
+    infinity = F.lit(float("inf"))
+    return valid.select(
+        F.col(MODEL_VERSION),
+        *[
+            _encoded(F.col(slice_key(index)), search.edges_of(name)).alias(value_column(index))
+            for index, name in enumerate(names)
+        ],
+        cell_index(c).alias(CELL),
+        w.alias("w"),
+        (w * o).alias("wy"),
+        (w * c).alias("ws"),
+        (w * o * c).alias("wys"),
+        (w * w * c * (1.0 - c)).alias("w2v"),
+        F.when(o == 0, F.lit(0.0))
+        .when(c <= 0.0, infinity)
+        .otherwise((1.0 - c) / c)
+        .alias("odds_pos"),
+        F.when(o == 1, F.lit(0.0))
+        .when(c >= 1.0, infinity)
+        .otherwise(c / (1.0 - c))
+        .alias("odds_neg"),
+    )
+
+
+def range_label(low: float | None, high: float | None) -> str:
+    """The value of a numeric candidate in [low, high): ``[low, high)``, with ``-inf``/``inf``
+    for an open end."""
+    left = "(-inf" if low is None else f"[{low:g}"
+    right = "inf)" if high is None else f"{high:g})"
+    return f"{left}, {right}"
+
+
+def _encoded(value: Column, edges: tuple[float, ...] | None) -> Column:
+    if edges is None:
+        return slice_value_expression([value])
+    labels = [range_label(None, edges[0])] + [
+        range_label(low, high) for low, high in zip(edges, [*edges[1:], None], strict=True)
+    ]
+    # The CASE picks the first true branch: test the highest edge first.
+    ordered = F.when(value.isNull(), F.lit(None).cast("string"))
+    for edge, label in reversed(list(zip(edges, labels[1:], strict=True))):
+        ordered = ordered.when(value >= F.lit(edge), F.lit(escape_text(label)))
+    return F.coalesce(
+        ordered.otherwise(F.lit(escape_text(labels[0]))),
+        slice_value_expression([F.lit(None).cast("string")]),
+    )
+
+
+def level_segments(
+    rows: DataFrame,
+    combos: Sequence[tuple[int, ...]],
+    candidates: pa.Table | None,
+    n_bins: int,
+) -> pa.Table:
+    """One row per segment of the level: ``_model_version``, ``_combo`` (the index into
+    ``combos``, −1 for the overall segment), ``_key`` (the conjunction's ``slice_value``), then
+    the kernel's ``SEGMENT_COLUMNS`` and ``BIN_COLUMNS``. ``candidates`` (the same three
+    columns) restricts the segments; None keeps every one and adds the overall segment. One
+    Spark job: the copies, the semi-join, the aggregation and the grouped kernel pass."""
+    entries = [
+        F.struct(
+            F.lit(index).alias(COMBO),
+            F.concat_ws(SLICE_SEPARATOR, *[F.col(value_column(i)) for i in combo]).alias(KEY),
+        )
+        for index, combo in enumerate(combos)
+    ]
+    if candidates is None:
+        entries.append(
+            F.struct(F.lit(OVERALL_COMBO).alias(COMBO), F.lit(OVERALL_SLICE_VALUE).alias(KEY))
+        )
+    copies = rows.select(
+        MODEL_VERSION, CELL, *CELL_SUMS[1:], F.explode(F.array(*entries)).alias("_entry")
+    ).select(MODEL_VERSION, "_entry.*", CELL, *CELL_SUMS[1:])
+    if candidates is not None:
+        wanted = rows.sparkSession.createDataFrame(candidates).select(
+            F.col(MODEL_VERSION).alias("_c_version"),
+            F.col(COMBO).alias("_c_combo"),
+            F.col(KEY).alias("_c_key"),
+        )
+        copies = copies.join(
+            F.broadcast(wanted),
+            F.col(MODEL_VERSION).eqNullSafe(F.col("_c_version"))
+            & (F.col(COMBO) == F.col("_c_combo"))
+            & (F.col(KEY) == F.col("_c_key")),
+            "left_semi",
+        )
+    statistics = copies.groupBy(MODEL_VERSION, COMBO, KEY, CELL).agg(
+        F.count(F.lit(1)).cast("double").alias("n"),
+        *[F.sum(name).alias(name) for name in CELL_SUMS[1:]],
+    )
+    ship_kernels()
+    keys = (MODEL_VERSION, COMBO, KEY)
+    schema = ", ".join(
+        [f"{MODEL_VERSION} string", f"{COMBO} int", f"{KEY} string"]
+        + [f"{name} double" for name in SEGMENT_COLUMNS]
+        + [f"{name} array<double>" for name in BIN_COLUMNS]
+    )
+    bucket = F.pmod(F.xxhash64(*keys), F.lit(KERNEL_GROUPS))
+    return (
+        statistics.groupBy(bucket.alias("_group"))
+        .applyInArrow(segment_table_function(keys, CELL, n_bins), schema)
+        .toArrow()
+    )

@@ -1,0 +1,244 @@
+"""``search_slices``: where calibration breaks, over crossed segments nobody named.
+
+One Spark job per level (at most ``max_level``), each one pass over the input rows
+(``spark_calib.slice_search.rows``); the lattice, pruning and report run on the driver over the
+levels' per-segment scores (``spark_calib.slice_search.lattice``). See ``docs/slice_search.md``.
+
+Output tables (Spark DataFrames built on the driver from at most ``top_k`` rows per version):
+
+``slices`` (the ``calibration_slice_search`` table): model_version, rank (1 = worst), level
+(predicates in the conjunction), slice_name, slice_value (the slices' encoding), n, weight_sum,
+score_name, score (ecce, or calibration_in_the_large), se (σ = √Σw²s(1−s)/W, the score's
+standard deviation under perfect calibration), z (score/se: ecce_sigma, or the signed citl z),
+ecce, ecce_bound (the row ECCE is in [ecce, ecce + ecce_bound]), ecce_sigma, ece,
+calibration_in_the_large, calibration_ratio, mean_prediction, mean_label, p_value, p_adjusted,
+significant.
+
+``summary``: one row per model version: segments_tested (m), segments_scored, segments_pruned,
+levels_searched, significant_slices, multicalibration_error (the largest ecce_sigma over every
+segment scored, the overall one included: MCGrad's MCE on the sigma scale),
+multicalibration_error_p (its p-value, not adjusted, as MCGrad reports it), worst_slice_name,
+worst_slice_value.
+
+``reliability``: model_version, rank (0 for the version's overall segment), bin, weight,
+mean_prediction, mean_label: each reported slice's M uniform bins (M = binning.n_bins).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
+
+from spark_calib.config import Config
+from spark_calib.config.load import ConfigSource, load_config
+from spark_calib.errors import ConfigError
+from spark_calib.kernels.output_columns import spark_ddl
+from spark_calib.slice_search.lattice import Lattice, LevelCount, Segment
+from spark_calib.slice_search.rows import COMBO, KEY, level_segments, search_rows
+
+SLICE_SEARCH_SCHEMA = pa.schema(
+    [
+        ("model_version", pa.string()),
+        ("rank", pa.int32()),
+        ("level", pa.int32()),
+        ("slice_name", pa.string()),
+        ("slice_value", pa.string()),
+        ("n", pa.int64()),
+        ("weight_sum", pa.float64()),
+        ("score_name", pa.string()),
+        ("score", pa.float64()),
+        ("se", pa.float64()),
+        ("z", pa.float64()),
+        ("ecce", pa.float64()),
+        ("ecce_bound", pa.float64()),
+        ("ecce_sigma", pa.float64()),
+        ("ece", pa.float64()),
+        ("calibration_in_the_large", pa.float64()),
+        ("calibration_ratio", pa.float64()),
+        ("mean_prediction", pa.float64()),
+        ("mean_label", pa.float64()),
+        ("p_value", pa.float64()),
+        ("p_adjusted", pa.float64()),
+        ("significant", pa.bool_()),
+    ]
+)
+SUMMARY_SCHEMA = pa.schema(
+    [
+        ("model_version", pa.string()),
+        ("segments_tested", pa.int64()),
+        ("segments_scored", pa.int64()),
+        ("segments_pruned", pa.int64()),
+        ("levels_searched", pa.int32()),
+        ("significant_slices", pa.int64()),
+        ("multicalibration_error", pa.float64()),
+        ("multicalibration_error_p", pa.float64()),
+        ("worst_slice_name", pa.string()),
+        ("worst_slice_value", pa.string()),
+    ]
+)
+RELIABILITY_SCHEMA = pa.schema(
+    [
+        ("model_version", pa.string()),
+        ("rank", pa.int32()),
+        ("bin", pa.int32()),
+        ("weight", pa.float64()),
+        ("mean_prediction", pa.float64()),
+        ("mean_label", pa.float64()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class SliceSearchResult:
+    """The search's tables (module docstring) and what each level did."""
+
+    slices: DataFrame
+    summary: DataFrame
+    reliability: DataFrame
+    levels: tuple[LevelCount, ...]
+
+
+def search_slices(
+    df: DataFrame,
+    config: ConfigSource,
+    day: Column | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> SliceSearchResult:
+    """Search ``config.slice_search``'s crossed segments of ``df`` for miscalibration, per model
+    version. At most ``max_level`` Spark jobs, one pass over ``df`` each; ``progress`` (if
+    given) hears one line per level. With ``day`` (a DATE expression of ``df``), each day is
+    searched on its own (the day folded into the model version, as ``evaluate_days`` does)."""
+    cfg = load_config(config)
+    search = cfg.slice_search
+    if search is None:
+        raise ConfigError("the config has no slice_search section: name its candidate columns")
+    names = search.column_names()
+    say = progress or (lambda _: None)
+    rows = search_rows(df, cfg, day)
+    lattice = Lattice(search)
+    combos = lattice.first_level()
+    say(f"slice search level 1: {len(names)} columns")
+    lattice.add(level_segments(rows, combos, None, cfg.binning.n_bins))
+    for level in range(2, search.max_level + 1):
+        combos, candidates = lattice.next_level()
+        count = lattice.levels[-1]
+        say(
+            f"slice search level {level}: {count.candidates} candidates"
+            f" ({count.pruned} pruned by bound)"
+        )
+        if not candidates:
+            break
+        table = pa.table(
+            {
+                "_model_version": pa.array([c[0] for c in candidates], pa.string()),
+                COMBO: pa.array([c[1] for c in candidates], pa.int32()),
+                KEY: pa.array([c[2] for c in candidates], pa.string()),
+            }
+        )
+        lattice.add(level_segments(rows, combos, table, cfg.binning.n_bins))
+    return _result(df.sparkSession, lattice, cfg, names)
+
+
+def _result(
+    spark: SparkSession, lattice: Lattice, cfg: Config, names: list[str]
+) -> SliceSearchResult:
+    search = cfg.slice_search
+    assert search is not None
+    slices: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    reliability: list[dict[str, Any]] = []
+    for version in lattice.versions():
+        reported = lattice.report(version)
+        overall = lattice.overall[version]
+        for rank, segment in enumerate(reported, start=1):
+            slices.append(_slice_row(lattice, segment, rank, names, search.score))
+        for rank, segment in [(0, overall), *enumerate(reported, start=1)]:
+            reliability.extend(_bins(version, rank, segment))
+        scored = [s for s in lattice.scored.values() if s.version == version]
+        every = [overall, *scored]
+        worst = max(every, key=lambda s: _sigma(s))
+        summary.append(
+            {
+                "model_version": version,
+                "segments_tested": lattice.tested(version),
+                "segments_scored": len(scored),
+                "segments_pruned": lattice.pruned[version],
+                "levels_searched": max((s.level for s in scored), default=0),
+                "significant_slices": sum(1 for s in scored if s.significant),
+                "multicalibration_error": _sigma(worst),
+                "multicalibration_error_p": worst.scores["ecce_p"],
+                "worst_slice_name": lattice.slice_name(worst, names),
+                "worst_slice_value": ",".join(worst.values),
+            }
+        )
+    return SliceSearchResult(
+        slices=_frame(spark, slices, SLICE_SEARCH_SCHEMA),
+        summary=_frame(spark, summary, SUMMARY_SCHEMA),
+        reliability=_frame(spark, reliability, RELIABILITY_SCHEMA),
+        levels=tuple(lattice.levels),
+    )
+
+
+def _slice_row(
+    lattice: Lattice, segment: Segment, rank: int, names: list[str], score: str
+) -> dict[str, Any]:
+    s = segment.scores
+    value = s["ecce"] if score == "ecce_sigma" else s["calibration_in_the_large"]
+    z = s["ecce_sigma"] if score == "ecce_sigma" else s["citl_z"]
+    return {
+        "model_version": segment.version,
+        "rank": rank,
+        "level": segment.level,
+        "slice_name": lattice.slice_name(segment, names),
+        "slice_value": ",".join(segment.values),
+        "n": int(s["n"]),
+        "weight_sum": s["weight_sum"],
+        "score_name": score,
+        "score": value,
+        "se": s["sigma"],
+        "z": z,
+        "ecce": s["ecce"],
+        "ecce_bound": s["ecce_bound"],
+        "ecce_sigma": s["ecce_sigma"],
+        "ece": s["ece"],
+        "calibration_in_the_large": s["calibration_in_the_large"],
+        "calibration_ratio": s["calibration_ratio"],
+        "mean_prediction": s["mean_prediction"],
+        "mean_label": s["mean_label"],
+        "p_value": segment.p_value,
+        "p_adjusted": segment.p_adjusted,
+        "significant": segment.significant,
+    }
+
+
+def _bins(version: str | None, rank: int, segment: Segment) -> list[dict[str, Any]]:
+    s = segment.scores
+    return [
+        {
+            "model_version": version,
+            "rank": rank,
+            "bin": index,
+            "weight": weight,
+            "mean_prediction": prediction,
+            "mean_label": label,
+        }
+        for index, (weight, prediction, label) in enumerate(
+            zip(s["bin_weight"], s["bin_prediction"], s["bin_label"], strict=True)
+        )
+        if weight and weight > 0
+    ]
+
+
+def _sigma(segment: Segment) -> float:
+    value = segment.scores["ecce_sigma"]
+    return -math.inf if value is None or math.isnan(value) else float(value)
+
+
+def _frame(spark: SparkSession, rows: list[dict[str, Any]], schema: pa.Schema) -> DataFrame:
+    table = pa.Table.from_pylist(rows, schema=schema)
+    return spark.createDataFrame(table, spark_ddl(schema))
