@@ -53,6 +53,10 @@ def check_input_schema(df: DataFrame, config: Config) -> dict[str, DataType]:
     for columns in config.slices:
         for name in columns:
             _require_key_type(name, _lookup(types, name, "slices"), "slices")
+    search = config.slice_search.column_names() if config.slice_search is not None else []
+    for name in search:
+        key = "slice_search.columns"
+        _require_key_type(name, _lookup(types, name, key), key)
     for role, data_type in found.items():
         _check_role(config, role, config.columns.roles()[role], data_type)
     fit_name = _fit_column(config)

@@ -67,6 +67,7 @@ def search_rows(df: DataFrame, cfg: Config, day: Column | None = None) -> DataFr
     search = cfg.slice_search
     assert search is not None
     names = search.column_names()
+    check_input_schema(df, cfg)
     as_slices = cfg.model_copy(update={"slices": tuple((name,) for name in names)})
     types = check_input_schema(df, as_slices)
     by_name = {field.name: field.dataType for field in df.schema.fields}

@@ -22,6 +22,10 @@ worst_slice_value.
 
 ``reliability``: model_version, rank (0 for the version's overall segment), bin, weight,
 mean_prediction, mean_label: each reported slice's M uniform bins (M = binning.n_bins).
+
+``segments`` (an Arrow table on the driver, for audits and tests): every segment scored, the
+overall ones (level 0) included: model_version, level, slice_name, slice_value, z, p_value,
+then the kernel's columns (``spark_calib.kernels.multicalibration.SEGMENT_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 
 from spark_calib.config import Config
 from spark_calib.config.load import ConfigSource, load_config
+from spark_calib.constants import SLICE_SEPARATOR
 from spark_calib.errors import ConfigError
+from spark_calib.kernels.multicalibration import SEGMENT_COLUMNS
 from spark_calib.kernels.output_columns import spark_ddl
 from spark_calib.slice_search.lattice import Lattice, LevelCount, Segment
 from spark_calib.slice_search.rows import COMBO, KEY, level_segments, search_rows
@@ -100,6 +106,7 @@ class SliceSearchResult:
     slices: DataFrame
     summary: DataFrame
     reliability: DataFrame
+    segments: pa.Table
     levels: tuple[LevelCount, ...]
 
 
@@ -173,13 +180,14 @@ def _result(
                 "multicalibration_error": _sigma(worst),
                 "multicalibration_error_p": worst.scores["ecce_p"],
                 "worst_slice_name": lattice.slice_name(worst, names),
-                "worst_slice_value": ",".join(worst.values),
+                "worst_slice_value": SLICE_SEPARATOR.join(worst.values),
             }
         )
     return SliceSearchResult(
         slices=_frame(spark, slices, SLICE_SEARCH_SCHEMA),
         summary=_frame(spark, summary, SUMMARY_SCHEMA),
         reliability=_frame(spark, reliability, RELIABILITY_SCHEMA),
+        segments=_segments(lattice, names),
         levels=tuple(lattice.levels),
     )
 
@@ -195,7 +203,7 @@ def _slice_row(
         "rank": rank,
         "level": segment.level,
         "slice_name": lattice.slice_name(segment, names),
-        "slice_value": ",".join(segment.values),
+        "slice_value": SLICE_SEPARATOR.join(segment.values),
         "n": int(s["n"]),
         "weight_sum": s["weight_sum"],
         "score_name": score,
@@ -232,6 +240,21 @@ def _bins(version: str | None, rank: int, segment: Segment) -> list[dict[str, An
         )
         if weight and weight > 0
     ]
+
+
+def _segments(lattice: Lattice, names: list[str]) -> pa.Table:
+    every = [*lattice.overall.values(), *lattice.scored.values()]
+    columns: dict[str, list[Any]] = {
+        "model_version": [s.version for s in every],
+        "level": [s.level for s in every],
+        "slice_name": [lattice.slice_name(s, names) for s in every],
+        "slice_value": [SLICE_SEPARATOR.join(s.values) for s in every],
+        "z": [s.z for s in every],
+        "p_value": [s.p_value for s in every],
+    }
+    for name in SEGMENT_COLUMNS:
+        columns[name] = [s.scores[name] for s in every]
+    return pa.table(columns)
 
 
 def _sigma(segment: Segment) -> float:
