@@ -72,9 +72,7 @@ def _scored(table: Any) -> dict[tuple[str, str], dict[str, Any]]:
 def test_every_conjunction_scores_as_the_brute_force_and_the_report_follows_its_rule(
     spark: SparkSession, log: pd.DataFrame, reference: dict[tuple[str, str], dict[str, float]]
 ) -> None:
-    result = search_slices(
-        spark.createDataFrame(log), _config(min_rows=1, top_k=15, prune=False)
-    )
+    result = search_slices(spark.createDataFrame(log), _config(min_rows=1, top_k=15, prune=False))
     scored = _scored(result.segments)
     assert set(scored) == set(reference)
     for key, expected in reference.items():
@@ -126,7 +124,7 @@ def test_sigma_scale_ecce_agrees_with_mcgrad_within_the_cells_bound(
         _config(min_rows=1, max_level=2, prune=False, columns=["country", "device", "tier"]),
     )
     ours = _scored(result.segments)
-    overall = [r for r in result.segments.to_pylist() if r["level"] == 0][0]
+    overall = next(r for r in result.segments.to_pylist() if r["level"] == 0)
     frame = sample.assign(tier=sample.tier.astype(str))
     mce = MulticalibrationError(
         frame,
@@ -146,7 +144,10 @@ def test_sigma_scale_ecce_agrees_with_mcgrad_within_the_cells_bound(
     matched = 0
     for index in range(1, len(sigmas)):
         predicates = features[features.idx_segment == index]
-        pairs = sorted(zip(predicates.segment_column, predicates.value), key=lambda p: order[p[0]])
+        pairs = sorted(
+            zip(predicates.segment_column, predicates.value, strict=False),
+            key=lambda p: order[p[0]],
+        )
         key = (",".join(p[0] for p in pairs), ",".join(str(p[1]) for p in pairs))
         row = ours[key]
         # The cells' ECCE is below the rows' by at most ecce_bound (docs/slice_search.md).
@@ -228,7 +229,11 @@ def test_bad_configs_are_one_line_errors(spark: SparkSession) -> None:
         search_slices(frame, base)
     with pytest.raises(SchemaError, match="edges cut numeric columns only"):
         search_slices(
-            frame, {**base, "slice_search": {"columns": [{"column": "c", "edges": [1.0]}], "max_level": 1}}
+            frame,
+            {
+                **base,
+                "slice_search": {"columns": [{"column": "c", "edges": [1.0]}], "max_level": 1},
+            },
         )
     with pytest.raises(ConfigError, match="max_level 3 is more than its 1 columns"):
         search_slices(frame, {**base, "slice_search": {"columns": ["c"]}})
