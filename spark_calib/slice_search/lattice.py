@@ -39,10 +39,10 @@ import numpy as np
 import pyarrow as pa
 
 from spark_calib.config.slice_search import SliceSearchConfig
-from spark_calib.constants import SLICE_SEPARATOR
+from spark_calib.errors import SparkCalibError
 from spark_calib.kernels.multicalibration import BIN_COLUMNS, SEGMENT_COLUMNS
 from spark_calib.kernels.special import erfc
-from spark_calib.slice_search.rows import COMBO, KEY, OVERALL_COMBO
+from spark_calib.slice_search.rows import COMBO, KEY, OVERALL_COMBO, predicate_column
 from spark_calib.slicing.values import slice_name
 
 VERSION = "_model_version"
@@ -93,8 +93,13 @@ class Lattice:
     overall: dict[Version, Segment] = field(default_factory=dict)
     pruned: dict[Version, int] = field(default_factory=lambda: defaultdict(int))
     levels: list[LevelCount] = field(default_factory=list)
-    _pending: dict[tuple[Version, int, str], tuple[Columns, Values]] = field(default_factory=dict)
+    _pending: dict[tuple[Version, int, tuple[int, ...]], tuple[Columns, Values]] = field(
+        default_factory=dict
+    )
     _combos: list[Columns] = field(default_factory=list)
+    # Per candidate column: each observed value's code (``spark_calib.slice_search.rows``).
+    _codes: dict[int, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))
+    _values: dict[int, dict[int, str]] = field(default_factory=lambda: defaultdict(dict))
 
     def first_level(self) -> list[Columns]:
         """Level 1's column combinations: every candidate column alone."""
@@ -107,8 +112,10 @@ class Lattice:
         count = self.levels[-1]
         rows = table.to_pydict()
         names = [*SEGMENT_COLUMNS, *BIN_COLUMNS]
+        width = self.search.max_level
         for i in range(table.num_rows):
-            version, combo, key = rows[VERSION][i], rows[COMBO][i], rows[KEY][i]
+            version, combo = rows[VERSION][i], rows[COMBO][i]
+            codes = tuple(rows[predicate_column(p)][i] for p in range(width))
             scores = {name: rows[name][i] for name in names}
             if combo == OVERALL_COMBO:
                 self.overall[version] = self._scored(Segment(version, (), (), scores))
@@ -116,18 +123,19 @@ class Lattice:
             columns: Columns
             values: Values
             if count.level == 1:
-                columns, values = self._combos[combo], (key,)
+                columns, values = self._combos[combo], (rows[KEY][i],)
+                self._code(columns[0], values[0], codes[0])
             else:
-                columns, values = self._pending[(version, combo, key)]
+                columns, values = self._pending[(version, combo, codes[: count.level])]
             segment = self._scored(Segment(version, columns, values, scores))
             self.scored[(version, columns, values)] = segment
             count.scored += 1
             count.rankable += self._rankable(segment)
         self._pending.clear()
 
-    def next_level(self) -> tuple[list[Columns], list[tuple[Version, int, str]]]:
+    def next_level(self) -> tuple[list[Columns], list[tuple[Version, int, tuple[int, ...]]]]:
         """The next level's column combinations and its candidate (version, combination index,
-        key) rows; both empty when no child is left."""
+        value codes) rows; both empty when no child is left."""
         level = len(self.levels) + 1
         count = LevelCount(level)
         self.levels.append(count)
@@ -138,7 +146,7 @@ class Lattice:
             if len(columns) == level - 1 and self._rankable(segment):
                 parents[version][columns][values] = segment
         combos: dict[Columns, int] = {}
-        candidates: list[tuple[Version, int, str]] = []
+        candidates: list[tuple[Version, int, tuple[int, ...]]] = []
         for version, by_columns in parents.items():
             theta = self.threshold(version)
             for columns, values, bound in _children(by_columns):
@@ -147,9 +155,9 @@ class Lattice:
                     count.pruned += 1
                     continue
                 combo = combos.setdefault(columns, len(combos))
-                key = SLICE_SEPARATOR.join(values)
-                self._pending[(version, combo, key)] = (columns, values)
-                candidates.append((version, combo, key))
+                codes = tuple(self._codes[c][v] for c, v in zip(columns, values, strict=True))
+                self._pending[(version, combo, codes)] = (columns, values)
+                candidates.append((version, combo, codes))
         self._combos = list(combos)
         count.candidates = len(candidates)
         return self._combos, candidates
@@ -194,6 +202,16 @@ class Lattice:
     def slice_name(self, segment: Segment, names: Sequence[str]) -> str:
         """The segment's ``slice_name``: its columns' names in config order."""
         return slice_name([names[i] for i in segment.columns])
+
+    def _code(self, column: int, value: str, code: int) -> None:
+        # A level joins on codes alone, so two values with one code would merge their rows.
+        holder = self._values[column].setdefault(code, value)
+        if holder != value:
+            raise SparkCalibError(
+                f"slice_search values {holder!r} and {value!r} share the 64-bit code {code}; "
+                f"rename one of them"
+            )
+        self._codes[column][value] = code
 
     def _scored(self, segment: Segment) -> Segment:
         s = segment.scores

@@ -6,13 +6,14 @@ o ∈ {0, 1}, weight w) with each candidate column's value, encoded as a ``slice
 column (``spark_calib.slicing.values``; a numeric column cut at edges gives its range's label),
 the fine cell of c and the per-row terms of the segment kernel
 (``spark_calib.kernels.multicalibration``): w, w·o, w·c, w·o·c, w²·c(1 − c) and the label odds
-(1 − c)/c for o = 1, c/(1 − c) for o = 0 (+∞ at c = 0 or 1).
+(1 − c)/c for o = 1, c/(1 − c) for o = 0 (+∞ at c = 0 or 1). Each value also has a code,
+the xxhash64 of its encoded text, so that levels 2 and up copy, join and group 64-bit integers
+rather than text.
 
 A level's statistics: each row is copied once per column combination of the level (its key the
-combination's values joined by ``,``: the ``slice_value`` of the conjunction), kept when the
-(model version, combination, key) is a candidate (a broadcast semi-join; level 1 keeps all and
-adds the overall segment as combination −1), and summed per (model version, combination, key,
-cell).
+combination's value codes), kept when the (model version, combination, codes) is a candidate (a
+broadcast semi-join; level 1 keeps all, with the values' text, and adds the overall segment as
+combination −1), and summed per (model version, combination, codes, cell).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import NumericType
 
 from spark_calib.config import Config
-from spark_calib.constants import OVERALL_SLICE_VALUE, SLICE_SEPARATOR
+from spark_calib.constants import OVERALL_SLICE_VALUE
 from spark_calib.errors import SchemaError
 from spark_calib.kernels.multicalibration import (
     BIN_COLUMNS,
@@ -81,7 +82,7 @@ def search_rows(df: DataFrame, cfg: Config, day: Column | None = None) -> DataFr
     c, o, w = F.col(CONFIDENCE), F.col(OUTCOME), F.col(WEIGHT)
     valid = rows.where(F.col(REASON).isNull() & c.isNotNull() & o.isNotNull())
     infinity = F.lit(float("inf"))
-    return valid.select(
+    encoded = valid.select(
         F.col(MODEL_VERSION),
         *[
             _encoded(F.col(slice_key(index)), search.edges_of(name)).alias(value_column(index))
@@ -101,6 +102,10 @@ def search_rows(df: DataFrame, cfg: Config, day: Column | None = None) -> DataFr
         .when(c >= 1.0, infinity)
         .otherwise(c / (1.0 - c))
         .alias("odds_neg"),
+    )
+    return encoded.select(
+        "*",
+        *[F.xxhash64(value_column(i)).alias(code_column(i)) for i in range(len(names))],
     )
 
 
@@ -128,52 +133,71 @@ def _encoded(value: Column, edges: tuple[float, ...] | None) -> Column:
     )
 
 
+def code_column(index: int) -> str:
+    """Internal name of the index-th candidate column's value code: xxhash64 of its encoded
+    value (the driver checks that a column's observed values have distinct codes)."""
+    return f"_code_{index}"
+
+
+def predicate_column(position: int) -> str:
+    """Internal name of a level's position-th predicate code."""
+    return f"_k{position}"
+
+
 def level_segments(
     rows: DataFrame,
     combos: Sequence[tuple[int, ...]],
     candidates: pa.Table | None,
     n_bins: int,
+    width: int,
 ) -> pa.Table:
     """One row per segment of the level: ``_model_version``, ``_combo`` (the index into
-    ``combos``, −1 for the overall segment), ``_key`` (the conjunction's ``slice_value``), then
-    the kernel's ``SEGMENT_COLUMNS`` and ``BIN_COLUMNS``. ``candidates`` (the same three
-    columns) restricts the segments; None keeps every one and adds the overall segment. One
-    Spark job: the copies, the semi-join, the aggregation and the grouped kernel pass."""
+    ``combos``, −1 for the overall segment), the predicates' value codes ``_k0`` …
+    ``_k{width−1}`` (0 past the level), at level 1 also ``_key`` (the value's ``slice_value``),
+    then the kernel's ``SEGMENT_COLUMNS`` and ``BIN_COLUMNS``. ``candidates`` (``_model_version``,
+    ``_combo`` and the codes) restricts the segments; None is level 1: every value of every
+    column, and the overall segment. One Spark job: the copies, the semi-join, the aggregation
+    and the grouped kernel pass."""
+    codes = [predicate_column(p) for p in range(width)]
+    first = candidates is None
+
+    def entry(combo: int, columns: Sequence[int], key: Column | None) -> Column:
+        fields = [F.lit(combo).alias(COMBO)]
+        for position, name in enumerate(codes):
+            code = F.col(code_column(columns[position])) if position < len(columns) else None
+            fields.append((code if code is not None else F.lit(0).cast("long")).alias(name))
+        if first:
+            fields.append((key if key is not None else F.lit(OVERALL_SLICE_VALUE)).alias(KEY))
+        return F.struct(*fields)
+
     entries = [
-        F.struct(
-            F.lit(index).alias(COMBO),
-            F.concat_ws(SLICE_SEPARATOR, *[F.col(value_column(i)) for i in combo]).alias(KEY),
-        )
+        entry(index, combo, F.col(value_column(combo[0])) if first else None)
         for index, combo in enumerate(combos)
     ]
-    if candidates is None:
-        entries.append(
-            F.struct(F.lit(OVERALL_COMBO).alias(COMBO), F.lit(OVERALL_SLICE_VALUE).alias(KEY))
-        )
+    if first:
+        entries.append(entry(OVERALL_COMBO, (), None))
+    keys = (MODEL_VERSION, COMBO, *codes, *([KEY] if first else []))
     copies = rows.select(
         MODEL_VERSION, CELL, *CELL_SUMS[1:], F.explode(F.array(*entries)).alias("_entry")
     ).select(MODEL_VERSION, "_entry.*", CELL, *CELL_SUMS[1:])
     if candidates is not None:
         wanted = rows.sparkSession.createDataFrame(candidates).select(
             F.col(MODEL_VERSION).alias("_c_version"),
-            F.col(COMBO).alias("_c_combo"),
-            F.col(KEY).alias("_c_key"),
+            *[F.col(name).alias(f"_c{name}") for name in (COMBO, *codes)],
         )
-        copies = copies.join(
-            F.broadcast(wanted),
-            F.col(MODEL_VERSION).eqNullSafe(F.col("_c_version"))
-            & (F.col(COMBO) == F.col("_c_combo"))
-            & (F.col(KEY) == F.col("_c_key")),
-            "left_semi",
-        )
-    statistics = copies.groupBy(MODEL_VERSION, COMBO, KEY, CELL).agg(
+        match = F.col(MODEL_VERSION).eqNullSafe(F.col("_c_version"))
+        for name in (COMBO, *codes):
+            match = match & (F.col(name) == F.col(f"_c{name}"))
+        copies = copies.join(F.broadcast(wanted), match, "left_semi")
+    statistics = copies.groupBy(*keys, CELL).agg(
         F.count(F.lit(1)).cast("double").alias("n"),
         *[F.sum(name).alias(name) for name in CELL_SUMS[1:]],
     )
     ship_kernels()
-    keys = (MODEL_VERSION, COMBO, KEY)
     schema = ", ".join(
-        [f"{MODEL_VERSION} string", f"{COMBO} int", f"{KEY} string"]
+        [f"{MODEL_VERSION} string", f"{COMBO} int"]
+        + [f"{name} bigint" for name in codes]
+        + ([f"{KEY} string"] if first else [])
         + [f"{name} double" for name in SEGMENT_COLUMNS]
         + [f"{name} array<double>" for name in BIN_COLUMNS]
     )

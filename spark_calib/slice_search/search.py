@@ -45,7 +45,7 @@ from spark_calib.errors import ConfigError
 from spark_calib.kernels.multicalibration import SEGMENT_COLUMNS
 from spark_calib.kernels.output_columns import spark_ddl
 from spark_calib.slice_search.lattice import Lattice, LevelCount, Segment
-from spark_calib.slice_search.rows import COMBO, KEY, level_segments, search_rows
+from spark_calib.slice_search.rows import COMBO, level_segments, predicate_column, search_rows
 
 SLICE_SEARCH_SCHEMA = pa.schema(
     [
@@ -130,7 +130,7 @@ def search_slices(
     lattice = Lattice(search)
     combos = lattice.first_level()
     say(f"slice search level 1: {len(names)} columns")
-    lattice.add(level_segments(rows, combos, None, cfg.binning.n_bins))
+    lattice.add(level_segments(rows, combos, None, cfg.binning.n_bins, search.max_level))
     for level in range(2, search.max_level + 1):
         combos, candidates = lattice.next_level()
         count = lattice.levels[-1]
@@ -144,10 +144,15 @@ def search_slices(
             {
                 "_model_version": pa.array([c[0] for c in candidates], pa.string()),
                 COMBO: pa.array([c[1] for c in candidates], pa.int32()),
-                KEY: pa.array([c[2] for c in candidates], pa.string()),
+                **{
+                    predicate_column(p): pa.array(
+                        [c[2][p] if p < level else 0 for c in candidates], pa.int64()
+                    )
+                    for p in range(search.max_level)
+                },
             }
         )
-        lattice.add(level_segments(rows, combos, table, cfg.binning.n_bins))
+        lattice.add(level_segments(rows, combos, table, cfg.binning.n_bins, search.max_level))
     return _result(df.sparkSession, lattice, cfg, names)
 
 
