@@ -7,6 +7,7 @@
     spark-calib rollup   --config conf/FILE.yaml --run-date YYYY-MM-DD
                          --granularity week|month|rolling:N
     spark-calib report   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--out DIR] ...
+    spark-calib search   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--figure DIR]
     evaluate, rollup and report take --html FILE: one self-contained HTML page of the window
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
                           [--regression-rows N] [--ctr-rows N] [--seed S]
@@ -30,6 +31,7 @@ from spark_calib_cli.commands.demo_data import demo_data_command
 from spark_calib_cli.commands.evaluate import evaluate_command
 from spark_calib_cli.commands.report import DEFAULT_REPORT_SLICES, report_command
 from spark_calib_cli.commands.rollup import rollup_command
+from spark_calib_cli.commands.search import search_command
 from spark_calib_cli.demo import logs as demo
 from spark_calib_cli.exit_codes import ExitCode, exit_code_for
 from spark_calib_cli.io.session import SPARK_CONNECT_SCHEME
@@ -70,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     _evaluate_parser(commands)
     _rollup_parser(commands)
     _report_parser(commands)
+    _search_parser(commands)
     _demo_data_parser(commands)
     return parser
 
@@ -145,6 +148,20 @@ def _report_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     _html_argument(report)
     report.set_defaults(command=report_command)
+
+
+def _search_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    search = commands.add_parser(
+        "search",
+        help="rank the crossed segments where calibration breaks (the config's slice_search)",
+    )
+    _job_arguments(search)
+    search.add_argument(
+        "--figure",
+        metavar="DIR",
+        help="also draw each model version's top slices against its overall reliability",
+    )
+    search.set_defaults(command=search_command)
 
 
 def _demo_data_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
