@@ -37,9 +37,9 @@ def planted_log(spark: SparkSession, n: int, seed: int, planted: bool = True) ->
         *columns,
         (1 / (1 + F.exp(1.5 - F.randn(seed * 100 + 50)))).alias("s"),
         F.rand(seed * 100 + 51).alias("_u"),
-        F.when(F.col("id") % 2 == 0, F.lit("planted")).otherwise(F.lit("calibrated")).alias(
-            "version"
-        ),
+        F.when(F.col("id") % 2 == 0, F.lit("planted"))
+        .otherwise(F.lit("calibrated"))
+        .alias("version"),
     )
     truth: Column = F.col("s")
     if planted:

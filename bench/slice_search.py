@@ -1,0 +1,118 @@
+"""``python -m bench.slice_search``: what the slice search costs against the scan floor and
+Spark's own aggregation of its level-1 keys, in one process.
+
+The log is the acceptance test's planted log (``tests/support/planted_log.py``: 12 candidate
+columns with 2 to 50 values, two model versions, three planted segments), ``--rows`` rows
+written once as Parquet under ``--cache``. Measured, in this order, ``--repeats`` times each:
+
+- ``scan``: read every column and sum it (the floor of any pass over the rows);
+- ``bare_level1``: Spark's groupBy of the search's level-1 keys (version, column, value, fine
+  cell) with its eight sums, over the 13 copies of each row, without the kernel;
+- ``search``: ``search_slices`` with ``max_level`` 3, timed per level from its progress lines.
+
+Prints the medians and the search's ratio to the scan, and writes them as JSON to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from bench.session import build_session
+from spark_calib import search_slices
+from spark_calib.rows.cells import cell_index
+from tests.support.planted_log import COLUMNS, planted_log
+
+DEFAULT_CACHE = Path("bench/data")
+
+
+def _scan(frame: DataFrame) -> None:
+    frame.select(*[F.sum(F.hash(c)) for c in frame.columns]).collect()
+
+
+def _bare_level1(frame: DataFrame) -> None:
+    copies = F.explode(
+        F.array(
+            *[
+                F.struct(F.lit(i).alias("k"), F.col(c).cast("string").alias("v"))
+                for i, c in enumerate(COLUMNS)
+            ]
+        )
+    )
+    rows = frame.select(
+        "version", "s", "y", cell_index(F.col("s")).alias("cell"), copies.alias("e")
+    )
+    s, y = F.col("s"), F.col("y")
+    rows.groupBy("version", "e.k", "e.v", "cell").agg(
+        F.count(F.lit(1)),
+        F.sum(s),
+        F.sum(y),
+        F.sum(s * y),
+        F.sum(s * (1 - s)),
+        F.sum(F.when(y == 1, (1 - s) / s)),
+        F.sum(F.when(y == 0, s / (1 - s))),
+        F.sum(F.lit(1.0)),
+    ).write.format("noop").mode("overwrite").save()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    spark = build_session()
+    path = args.cache / f"planted_{args.rows}"
+    if not (path / "_SUCCESS").exists():
+        planted_log(spark, args.rows, seed=1).write.mode("overwrite").parquet(str(path))
+    frame = spark.read.parquet(str(path))
+    config = {
+        "task": "binary",
+        "columns": {"score": "s", "label": "y", "model_version": "version"},
+        "slice_search": {"columns": list(COLUMNS), "max_level": 3},
+    }
+    times: dict[str, list[float]] = {"scan": [], "bare_level1": [], "search": []}
+    levels: list[list[float]] = []
+    counts: list[dict[str, Any]] = []
+    for _ in range(args.repeats):
+        for name, run in (("scan", _scan), ("bare_level1", _bare_level1)):
+            start = time.perf_counter()
+            run(frame)
+            times[name].append(time.perf_counter() - start)
+        marks: list[float] = []
+        start = time.perf_counter()
+        result = search_slices(
+            frame, config, progress=lambda _, m=marks: m.append(time.perf_counter())
+        )
+        end = time.perf_counter()
+        times["search"].append(end - start)
+        levels.append([b - a for a, b in zip(marks, [*marks[1:], end], strict=True)])
+        counts = [vars(level) for level in result.levels]
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    record = {
+        "rows": args.rows,
+        "columns": len(COLUMNS),
+        "max_level": 3,
+        "seconds": medians,
+        "level_seconds": [statistics.median(v) for v in zip(*levels, strict=True)],
+        "search_over_scan": medians["search"] / medians["scan"],
+        "bare_level1_over_scan": medians["bare_level1"] / medians["scan"],
+        "levels": counts,
+        "repeats": args.repeats,
+    }
+    print(json.dumps(record, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
