@@ -8,7 +8,9 @@ written once as Parquet under ``--cache``. Measured, in this order, ``--repeats`
 - ``scan``: read every column and sum it (the floor of any pass over the rows);
 - ``bare_level1``: Spark's groupBy of the search's level-1 keys (version, column, value, fine
   cell) with its eight sums, over the 13 copies of each row, without the kernel;
-- ``search``: ``search_slices`` with ``max_level`` 3, timed per level from its progress lines.
+- ``search``: ``search_slices`` with ``--max-level`` (default 3), timed per level from its
+  progress lines; the record says which planted segments rank in the planted version's top 5
+  and how many of the calibrated version's slices are significant.
 
 Prints the medians and the search's ratio to the scan, and writes them as JSON to ``--out``.
 """
@@ -28,7 +30,9 @@ from pyspark.sql import functions as F
 from bench.session import build_session
 from spark_calib import search_slices
 from spark_calib.rows.cells import cell_index
-from tests.support.planted_log import COLUMNS, planted_log
+from tests.support.planted_log import FULL, planted_log, predicate_key
+
+COLUMNS = FULL.columns
 
 DEFAULT_CACHE = Path("bench/data")
 
@@ -66,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--max-level", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
@@ -77,7 +82,7 @@ def main() -> None:
     config = {
         "task": "binary",
         "columns": {"score": "s", "label": "y", "model_version": "version"},
-        "slice_search": {"columns": list(COLUMNS), "max_level": 3},
+        "slice_search": {"columns": list(COLUMNS), "max_level": args.max_level},
     }
     times: dict[str, list[float]] = {"scan": [], "bare_level1": [], "search": []}
     levels: list[list[float]] = []
@@ -97,10 +102,16 @@ def main() -> None:
         levels.append([b - a for a, b in zip(marks, [*marks[1:], end], strict=True)])
         counts = [vars(level) for level in result.levels]
     medians = {name: statistics.median(values) for name, values in times.items()}
+    ranked = result.slices.where("model_version = 'planted'").orderBy("rank").collect()
+    top5 = [(row.slice_name, row.slice_value) for row in ranked[:5]]
+    found = [predicate_key(p) in top5 for p, _ in FULL.planted]
+    calibrated = result.slices.where("model_version = 'calibrated' AND significant").count()
     record = {
         "rows": args.rows,
         "columns": len(COLUMNS),
-        "max_level": 3,
+        "max_level": args.max_level,
+        "planted_in_top5": found,
+        "calibrated_significant_slices": calibrated,
         "seconds": medians,
         "level_seconds": [statistics.median(v) for v in zip(*levels, strict=True)],
         "search_over_scan": medians["search"] / medians["scan"],

@@ -8,7 +8,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import search_slices
-from tests.support.planted_log import COLUMNS, PLANTED, planted_log, predicate_key
+from tests.support.planted_log import SMALL, planted_log, predicate_key
 
 pytestmark = pytest.mark.slow
 
@@ -24,13 +24,16 @@ def _config(columns: tuple[str, ...], **search: object) -> dict[str, object]:
 def test_three_planted_segments_rank_in_the_top_5_and_the_calibrated_version_has_none(
     spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    # The suite's layout: 1M rows and 6 columns keep this test to minutes; the 2M rows
+    # and 12 columns (layout FULL) are bench/slice_search.py's run (docs/slice_search.md).
     path = str(tmp_path_factory.mktemp("planted") / "log")
-    planted_log(spark, 2_000_000, seed=1).write.parquet(path)
-    result = search_slices(spark.read.parquet(path), _config(COLUMNS))
+    planted_log(spark, 1_000_000, seed=1, layout=SMALL).write.parquet(path)
+    result = search_slices(spark.read.parquet(path), _config(SMALL.columns))
     rows = result.slices.orderBy("rank").collect()
     bad = [(r.slice_name, r.slice_value) for r in rows if r.model_version == "planted"]
-    for predicates, _ in PLANTED:
-        assert predicate_key(predicates) in bad[:5], (predicate_key(predicates), bad[:5])
+    for predicates, _ in SMALL.planted:
+        key = predicate_key(predicates, SMALL)
+        assert key in bad[:5], (key, bad[:5])
     calibrated = [r for r in rows if r.model_version == "calibrated"]
     assert calibrated  # the top_k is reported, ...
     assert not any(r.significant for r in calibrated)  # ... none of it significant
@@ -42,8 +45,8 @@ def test_calibrated_replicates_report_nothing_significant_in_95_percent(
     # 40 replicates as 40 model versions of one log: the search and its correction run per
     # version, on rows of that version only, so each is an independent null replicate.
     replicates, rows_per = 40, 25_000
-    columns = COLUMNS[:6]
-    log = planted_log(spark, replicates * rows_per, seed=2, planted=False).withColumn(
+    columns = SMALL.columns
+    log = planted_log(spark, replicates * rows_per, seed=2, planted=False, layout=SMALL).withColumn(
         "version", (F.monotonically_increasing_id() % replicates).cast("string")
     )
     result = search_slices(log, _config(columns, min_rows=500))
