@@ -6,8 +6,9 @@ columns with 2 to 50 values, two model versions, three planted segments), ``--ro
 written once as Parquet under ``--cache``. Measured, in this order, ``--repeats`` times each:
 
 - ``scan``: read every column and sum it (the floor of any pass over the rows);
-- ``bare_level1``: Spark's groupBy of the search's level-1 keys (version, column, value, fine
-  cell) with its eight sums, over the 13 copies of each row, without the kernel;
+- ``bare_level1`` and ``bare_level2``: Spark's groupBy of the search's level-1 and level-2
+  keys (version, combination, values, fine cell) with its eight sums, over the 12 or 66
+  copies of each row, without the semi-join or the kernel: the floor of the search's levels;
 - ``search``: ``search_slices`` with ``--max-level`` (default 3), timed per level from its
   progress lines; the record says which planted segments rank in the planted version's top 5
   and how many of the calibrated version's slices are significant.
@@ -18,6 +19,7 @@ Prints the medians and the search's ratio to the scan, and writes them as JSON t
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import time
@@ -42,11 +44,24 @@ def _scan(frame: DataFrame) -> None:
 
 
 def _bare_level1(frame: DataFrame) -> None:
+    _bare(frame, [(c,) for c in COLUMNS])
+
+
+def _bare_level2(frame: DataFrame) -> None:
+    _bare(frame, list(itertools.combinations(COLUMNS, 2)))
+
+
+def _bare(frame: DataFrame, combos: list[tuple[str, ...]]) -> None:
+    """Spark's own groupBy of a level's keys (version, combination, values, fine cell) with
+    the search's eight sums, one copy of each row per combination: no join, no kernel."""
     copies = F.explode(
         F.array(
             *[
-                F.struct(F.lit(i).alias("k"), F.col(c).cast("string").alias("v"))
-                for i, c in enumerate(COLUMNS)
+                F.struct(
+                    F.lit(i).alias("k"),
+                    F.concat_ws(",", *[F.col(c).cast("string") for c in combo]).alias("v"),
+                )
+                for i, combo in enumerate(combos)
             ]
         )
     )
@@ -84,11 +99,17 @@ def main() -> None:
         "columns": {"score": "s", "label": "y", "model_version": "version"},
         "slice_search": {"columns": list(COLUMNS), "max_level": args.max_level},
     }
-    times: dict[str, list[float]] = {"scan": [], "bare_level1": [], "search": []}
+    times: dict[str, list[float]] = {
+        "scan": [],
+        "bare_level1": [],
+        "bare_level2": [],
+        "search": [],
+    }
     levels: list[list[float]] = []
     counts: list[dict[str, Any]] = []
     for _ in range(args.repeats):
-        for name, run in (("scan", _scan), ("bare_level1", _bare_level1)):
+        bare = (("scan", _scan), ("bare_level1", _bare_level1), ("bare_level2", _bare_level2))
+        for name, run in bare:
             start = time.perf_counter()
             run(frame)
             times[name].append(time.perf_counter() - start)
@@ -116,6 +137,7 @@ def main() -> None:
         "level_seconds": [statistics.median(v) for v in zip(*levels, strict=True)],
         "search_over_scan": medians["search"] / medians["scan"],
         "bare_level1_over_scan": medians["bare_level1"] / medians["scan"],
+        "bare_level2_over_scan": medians["bare_level2"] / medians["scan"],
         "levels": counts,
         "repeats": args.repeats,
     }
