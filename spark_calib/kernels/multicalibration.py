@@ -38,7 +38,6 @@ count.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -49,7 +48,7 @@ from spark_calib.kernels.cell_grid import EQUAL_WIDTH_CELLS, LOG_ODDS_CELLS
 
 # Above this, 1 − F(x) is below double precision (MCGrad's ECCE_SIGMA_MAX).
 RANGE_CDF_LIMIT = 8.26732673
-SMALLEST_P = sys.float_info.epsilon
+SMALLEST_P = float(np.finfo(float).eps)
 
 SEGMENT_COLUMNS = (
     "n",
