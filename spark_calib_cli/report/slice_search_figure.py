@@ -33,7 +33,7 @@ def draw_slice_search(slices: DataFrame, reliability: DataFrame, out_dir: Path) 
         same = ranked["model_version"].isna() if key is None else ranked["model_version"] == key
         top = ranked[same].sort_values("rank").head(TOP_SLICES)
         figure = _figure(key, version_bins, top)
-        written.append(save_figure(figure, out_dir, FILE_STEM, key, written))
+        save_figure(figure, out_dir, FILE_STEM, key, written)
     return written
 
 
