@@ -63,7 +63,7 @@ def value_column(index: int) -> str:
     return f"_value_{index}"
 
 
-def search_rows(df: DataFrame, cfg: Config, day: Column | None = None) -> DataFrame:
+def search_rows(df: DataFrame, cfg: Config) -> DataFrame:
     """The search rows of ``df`` (the module docstring); no Spark action."""
     search = cfg.slice_search
     assert search is not None
@@ -78,7 +78,7 @@ def search_rows(df: DataFrame, cfg: Config, day: Column | None = None) -> DataFr
                 f"slice_search column {name!r} has edges but type {by_name[name].simpleString()}"
                 f"; edges cut numeric columns only"
             )
-    rows = canonical_rows(df, as_slices, types, cfg.known_num_classes(), RowNeeds(), day)
+    rows = canonical_rows(df, as_slices, types, cfg.known_num_classes(), RowNeeds())
     c, o, w = F.col(CONFIDENCE), F.col(OUTCOME), F.col(WEIGHT)
     valid = rows.where(F.col(REASON).isNull() & c.isNotNull() & o.isNotNull())
     infinity = F.lit(float("inf"))

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib.config import Config
 from spark_calib.config.load import ConfigSource, load_config
@@ -113,20 +113,18 @@ class SliceSearchResult:
 def search_slices(
     df: DataFrame,
     config: ConfigSource,
-    day: Column | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> SliceSearchResult:
     """Search ``config.slice_search``'s crossed segments of ``df`` for miscalibration, per model
     version. At most ``max_level`` Spark jobs, one pass over ``df`` each; ``progress`` (if
-    given) hears one line per level. With ``day`` (a DATE expression of ``df``), each day is
-    searched on its own (the day folded into the model version, as ``evaluate_days`` does)."""
+    given) hears one line per level."""
     cfg = load_config(config)
     search = cfg.slice_search
     if search is None:
         raise ConfigError("the config has no slice_search section: name its candidate columns")
     names = search.column_names()
     say = progress or (lambda _: None)
-    rows = search_rows(df, cfg, day)
+    rows = search_rows(df, cfg)
     lattice = Lattice(search)
     combos = lattice.first_level()
     say(f"slice search level 1: {len(names)} columns")
