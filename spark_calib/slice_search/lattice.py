@@ -39,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_calib.config.slice_search import SliceSearchConfig
+from spark_calib.constants import SLICE_SEPARATOR
 from spark_calib.errors import SparkCalibError
 from spark_calib.kernels.multicalibration import BIN_COLUMNS, SEGMENT_COLUMNS
 from spark_calib.kernels.special import erfc
@@ -65,6 +66,11 @@ class Segment:
     p_adjusted: float = 1.0
     significant: bool = False
     suppressed: bool = False
+
+    @property
+    def slice_value(self) -> str:
+        """The predicates' values in the ``slice_value`` encoding (each already encoded)."""
+        return SLICE_SEPARATOR.join(self.values)
 
     @property
     def level(self) -> int:

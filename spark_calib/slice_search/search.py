@@ -40,7 +40,6 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib.config import Config
 from spark_calib.config.load import ConfigSource, load_config
-from spark_calib.constants import SLICE_SEPARATOR
 from spark_calib.errors import ConfigError
 from spark_calib.kernels.multicalibration import SEGMENT_COLUMNS
 from spark_calib.kernels.output_columns import spark_ddl
@@ -183,7 +182,7 @@ def _result(
                 "multicalibration_error": _sigma(worst),
                 "multicalibration_error_p": worst.scores["ecce_p"],
                 "worst_slice_name": lattice.slice_name(worst, names),
-                "worst_slice_value": SLICE_SEPARATOR.join(worst.values),
+                "worst_slice_value": worst.slice_value,
             }
         )
     return SliceSearchResult(
@@ -206,7 +205,7 @@ def _slice_row(
         "rank": rank,
         "level": segment.level,
         "slice_name": lattice.slice_name(segment, names),
-        "slice_value": SLICE_SEPARATOR.join(segment.values),
+        "slice_value": segment.slice_value,
         "n": int(s["n"]),
         "weight_sum": s["weight_sum"],
         "score_name": score,
@@ -251,7 +250,7 @@ def _segments(lattice: Lattice, names: list[str]) -> pa.Table:
         "model_version": [s.version for s in every],
         "level": [s.level for s in every],
         "slice_name": [lattice.slice_name(s, names) for s in every],
-        "slice_value": [SLICE_SEPARATOR.join(s.values) for s in every],
+        "slice_value": [s.slice_value for s in every],
         "z": [s.z for s in every],
         "p_value": [s.p_value for s in every],
     }
