@@ -56,7 +56,7 @@ DEFAULT_MIN_FIT_ROWS = 1000
 # bounded so an all-one-label slice cannot send it to 0 or ∞).
 TEMPERATURE_MIN = 0.05
 TEMPERATURE_MAX = 20.0
-# Multiclass temperature: the first pass sums the NLL's first two derivatives at this many
-# temperatures, log-spaced over [T_MIN, T_MAX] (ratio 1.37); a cubic Hermite in log β between
-# the two that bracket the minimum finds T̂ (``spark_calib.recalibration.temperature_grid``).
-TEMPERATURE_GRID_SIZE = 20
+# Multiclass temperature: at most about this many fit rows per model version, chosen by a hash
+# (``spark_calib.recalibration.temperature_fit``); T is one parameter, and its standard error
+# from a million rows is far below any difference that matters.
+DEFAULT_MAX_FIT_ROWS = 1_000_000

@@ -143,7 +143,7 @@ def evaluation(
         num_classes=num_classes,
         config=cfg,
         **tables,
-        recalibration=_recalibration(stats_df, rows, cfg, num_classes, head),
+        recalibration=_recalibration(stats_df, rows, cfg, num_classes, head, counts),
         _cached=(*([stats_df] if cached else []), *finished.cached),
     )
     return result, counts
@@ -200,14 +200,17 @@ def _recalibration(
     cfg: Config,
     num_classes: int | None,
     head: pa.Table | None,
+    counts: VersionCounts,
 ) -> DataFrame | None:
     """The recalibration table: binary and top-label from the statistics' cells (read from
-    ``head`` when the statistics are on the driver), multiclass from the rows."""
+    ``head`` when the statistics are on the driver), multiclass from the rows (its fit sample's
+    rate from each model version's valid rows in ``counts``)."""
     if cfg.recalibration is None:
         return None
     if cfg.task == "multiclass":
         assert num_classes is not None
-        return multiclass_recalibration_table(rows, cfg, num_classes)
+        valid = {version: n for (version, reason), n in counts.items() if reason is None}
+        return multiclass_recalibration_table(rows, cfg, num_classes, valid)
     return recalibration_table(stats_df, cfg, rows, head)
 
 

@@ -5,7 +5,9 @@ recalibration:
   methods: [temperature, platt, isotonic]
   fit: {column: split, value: val}      # or {start: 2024-06-01, end: 2024-06-07[, column: day]}
   min_fit_rows: 1000
-  after: cells                          # or rows: exact "after" metrics, one more pass
+  after: cells                          # or rows: exact "after" metrics, one more pass;
+                                        # or none: fit only
+  max_fit_rows: 1000000                 # multiclass: a hashed sample of the fit rows (null: all)
 ```
 
 Rows matching ``fit`` are the fit rows; every other valid row (a null in the fit column
@@ -13,7 +15,9 @@ included) is evaluated. Without ``fit`` every row is both, which flatters the "a
 (``docs/recalibration.md``). ``after`` says how the binary and top-label temperature and Platt
 maps are scored: ``cells`` (default) applies each map at a fine cell's mean logit, within a
 stated bound and with no pass over the input; ``rows`` applies it row by row in one more pass,
-exactly.
+exactly; ``none`` fits the maps and leaves the after metrics null (multiclass: no scoring
+pass, so the before metrics are null too). ``max_fit_rows`` bounds the rows a multiclass
+temperature is fitted on (``spark_calib.recalibration.temperature_fit``).
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ from typing import Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from spark_calib.config.base import Float, Int, StrictModel
-from spark_calib.constants import DEFAULT_MIN_FIT_ROWS
+from spark_calib.constants import DEFAULT_MAX_FIT_ROWS, DEFAULT_MIN_FIT_ROWS
 
 Method = Literal["temperature", "platt", "isotonic"]
-After = Literal["cells", "rows"]
+After = Literal["cells", "rows", "none"]
 RECALIBRATION_METHODS: tuple[str, ...] = ("temperature", "platt", "isotonic")
 
 
@@ -67,12 +71,14 @@ class RecalibrationConfig(StrictModel):
     """``recalibration``: the maps to fit (``methods``), the fit rows (``fit``; without it the
     maps are fitted and evaluated on the same rows) and ``min_fit_rows`` (a slice with fewer
     fit rows takes the parameters of its model version's overall fit) and ``after`` (how the
-    binary and top-label logistic maps are scored: at the cells' mean logits, or row by row)."""
+    binary and top-label logistic maps are scored: at the cells' mean logits, row by row, or not
+    at all) and ``max_fit_rows`` (the multiclass fit's sample bound; None: every fit row)."""
 
     methods: tuple[Method, ...] = ("temperature",)
     fit: FitRows | None = None
     min_fit_rows: Int = Field(default=DEFAULT_MIN_FIT_ROWS, ge=1)
     after: After = "cells"
+    max_fit_rows: Int | None = Field(default=DEFAULT_MAX_FIT_ROWS, ge=1)
 
     @model_validator(mode="after")
     def _methods_listed_once(self) -> RecalibrationConfig:

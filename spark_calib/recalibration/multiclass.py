@@ -1,22 +1,24 @@
-"""Canonical multiclass rows → the ``recalibration`` table's temperature rows, in two passes.
+"""Canonical multiclass rows → the ``recalibration`` table's temperature rows.
 
-1. **Grid pass** over the fit rows: per key (model version × slice set × value), n and
-   G_k = Σw·g(β_k), H_k = Σw·h(β_k) at the grid (``temperature_grid``; the terms in
-   ``spark_calib.rows.temperature_terms``). On the driver, each key's T̂ is the grid
-   interpolant's root; a key with fewer than ``min_fit_rows`` fit rows takes its model
-   version's ``overall`` T̂ (``fallback`` true).
-2. **Scoring pass** over every valid row, with the keys' T̂ joined (a broadcast of one row per
-   key): per key, fit flag, bin before and bin after, the sums of w, w·confidence, w·correct,
-   w·NLL and w·Brier before (the row's metric terms, ``spark_calib.rows.task_terms``) and
-   after (at β̂ = 1/T̂: confidence 1/s, NLL log s − β̂·d_y, Brier), and Σw·g, Σw·h at β̂.
+1. **Fit** (``temperature_fit``): a hash-chosen sample of at most about ``max_fit_rows`` fit
+   rows per model version, cached, and a safeguarded Newton search for each key's T̂ on its
+   exact NLL, one pass over the cached sample a step. A key with fewer than ``min_fit_rows``
+   sampled fit rows takes its model version's ``overall`` T̂ (``fallback`` true).
+2. **Scoring pass** over every valid row (skipped with ``after: none``), with the keys' T̂
+   joined (a broadcast of one row per key): per key, fit flag, bin before and bin after, the
+   sums of w, w·confidence, w·correct, w·NLL and w·Brier before (the row's metric terms,
+   ``spark_calib.rows.task_terms``) and after (at β̂ = 1/T̂: confidence 1/s, NLL log s − β̂·d_y,
+   Brier), and Σw·g, Σw·h at β̂.
 
 From the scoring sums, on the evaluated rows (fit flag ≠ 1) with W = Σw: ECE = Σ_b |Σ_{bin=b}
 w·(correct − confidence)| / W over the configured bins, NLL, Brier and accuracy = Σw·term / W,
 before and after; they are exact (no cell approximation), so ``after_bounds`` is 0. Accuracy
-after equals accuracy before: dividing the logits by T > 0 keeps their order. On the fit
+after equals accuracy before: dividing the logits by T > 0 keeps their order. On **all** the fit
 rows of a key fitted on its own rows, ``temperature_step`` (in ``parameters``) is the exact
-Newton step T′ − T̂ from Σw·g and Σw·h at T̂: the grid's error, near 0 when T̂ is exact
-(omitted at a bound, where the step need not vanish).
+Newton step T′ − T̂ from Σw·g and Σw·h at T̂: the distance from the sample's T̂ to the one of
+every fit row, to second order (omitted at a bound, where the step need not vanish).
+``fit_sample_rate`` (in ``parameters``) is the model version's sampling rate r_v (1: every fit
+row).
 
 The ``overall`` key of each model version is added as its own slice set when ``[]`` is not
 configured. The logits are the input's (``columns.logits``) or log(max(p_k, ε)) of
@@ -25,7 +27,7 @@ configured. The logits are the input's (``columns.logits``) or log(max(p_k, ε))
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,44 +49,25 @@ from spark_calib.recalibration.keyed_rows import (
 )
 from spark_calib.recalibration.points import Key, sort_key
 from spark_calib.recalibration.scores import SCORES, ReliabilityBin, reliability_bins
-from spark_calib.recalibration.temperature_grid import (
-    grid_betas,
-    newton_step,
-    temperature_from_grid,
-)
+from spark_calib.recalibration.temperature_fit import BETA, FIT_FLAG, KeyFit, fit_temperatures
+from spark_calib.recalibration.temperature_search import newton_step
 from spark_calib.rows import canonical as row
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.temperature_terms import (
-    derivatives,
     exponential_columns,
     projected_moments,
     scaled_outputs,
     shifted,
     shifted_logits,
-    shifted_names,
 )
 
-FIT_FLAG = "_fit_flag"
-BETA = "_beta"
 BIN_AFTER = "_bin_after"
-_POINT = "_point"
 _HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 # HotSpot's HugeMethodLimit: larger methods are never compiled.
 JIT_METHOD_LIMIT = 8000
 # Scoring sums: name → the per-row term summed as Σw·term (n is a count).
 _BEFORE = {"confidence": row.CONFIDENCE, "nll": row.NLL, "brier": row.BRIER}
 _AFTER = ("confidence", "nll", "brier", "g", "h")
-
-
-@dataclass(frozen=True)
-class _KeyFit:
-    """One key's fit: its fit rows' n, T̂, whether it is its model version's overall T̂
-    (``fallback``) and whether T̂ lies inside the grid (not at a bound)."""
-
-    n_fit: int = 0
-    temperature: float | None = None
-    fallback: bool = False
-    interior: bool = False
 
 
 @dataclass
@@ -98,20 +81,32 @@ class _KeyScores:
 
 
 def multiclass_recalibration_rows(
-    rows: DataFrame, config: Config, num_classes: int
+    rows: DataFrame,
+    config: Config,
+    num_classes: int,
+    valid_rows: Mapping[str | None, int] | None = None,
 ) -> list[tuple[Any, ...]]:
-    """The temperature rows of the recalibration table (``RECALIBRATION_COLUMNS`` order)."""
+    """The temperature rows of the recalibration table (``RECALIBRATION_COLUMNS`` order).
+    ``valid_rows``: each model version's valid rows, for the fit's sampling rate (without it,
+    every fit row is read)."""
     recalibration = config.recalibration
     assert recalibration is not None
     sets = table_slice_sets(config)
     base = _base(rows, config, num_classes)
-    fits = _choose(_grid_pass(base, config, sets, num_classes), recalibration.min_fit_rows)
-    scores = _scoring_pass(base, config, sets, num_classes, fits)
+    fits = fit_temperatures(base, config, sets, num_classes, valid_rows or {})
+    scored = recalibration.after != "none"
+    scores = _scoring_pass(base, config, sets, num_classes, fits) if scored else {}
     out = []
     for key in sorted(set(fits) | set(scores), key=sort_key):
         overall = fits.get((key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE))
-        unfitted = _KeyFit(0, overall.temperature if overall else None, fallback=True)
-        out.append(_row(key, fits.get(key, unfitted), scores.get(key, _KeyScores()), config))
+        unfitted = KeyFit(
+            0,
+            overall.temperature if overall else None,
+            fallback=True,
+            sample_rate=overall.sample_rate if overall else 1.0,
+        )
+        fit = fits.get(key, unfitted)
+        out.append(_row(key, fit, scores.get(key, _KeyScores()), config, scored))
     return out
 
 
@@ -133,90 +128,15 @@ def _base(rows: DataFrame, config: Config, num_classes: int) -> DataFrame:
     )
 
 
-def _grid_pass(
-    base: DataFrame, config: Config, sets: Sequence[Sequence[str]], num_classes: int
-) -> dict[Key, tuple[int, np.ndarray, np.ndarray]]:
-    """Key → (n fit rows, G_k, H_k).
-
-    Each fit row is copied once per grid point (an ``inline`` of (k, β_k)) and its g, h at
-    β_k summed per model version × slice columns × k; the slice sets are then re-summed from
-    that small table. One copy per grid point keeps the generated code of a row at K
-    exponentials: with the 20 grid points written out side by side, a row's code outgrows what
-    the JVM compiles and the pass ran about 14× slower."""
-    d = shifted(num_classes)
-    points = F.array(
-        *[
-            F.struct(F.lit(k).alias(_POINT), F.lit(float(beta)).alias(BETA))
-            for k, beta in enumerate(grid_betas())
-        ]
-    )
-    keep = [row.MODEL_VERSION, *slice_key_columns(config)]
-    shifted_columns = shifted_names(num_classes)
-    copies = base.where(F.col(FIT_FLAG) != 0).select(
-        *keep, row.WEIGHT, *shifted_columns, F.inline(points)
-    )
-    exponentials = exponential_columns(d, F.col(BETA))
-    found, _ = projected_moments(d, F.col(BETA))
-    projected = copies.select("*", *[e.alias(name) for name, e in exponentials.items()]).select(
-        *keep,
-        _POINT,
-        row.WEIGHT,
-        d.true,
-        found.total.alias("_s"),
-        found.first.alias("_s1"),
-        found.second.alias("_s2"),
-    )
-    terms = derivatives(F.col("_s"), F.col("_s1"), F.col("_s2"), d.true)
-    weight = F.col(row.WEIGHT)
-    fine = projected.groupBy(*keep, _POINT).agg(
-        F.count(F.lit(1)).alias("_n"),
-        F.sum(weight * terms["g"]).alias("_g"),
-        F.sum(weight * terms["h"]).alias("_h"),
-    )
-    collected = (
-        labelled(fine, config, sets)
-        .groupBy(row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE, _POINT)
-        .agg(F.sum("_n").alias("n"), F.sum("_g").alias("g"), F.sum("_h").alias("h"))
-        .collect()
-    )
-    size = len(grid_betas())
-    found_sums: dict[Key, tuple[int, np.ndarray, np.ndarray]] = {}
-    for r in collected:
-        key = (r[row.MODEL_VERSION], r[SLICE_NAME], r[SLICE_VALUE])
-        _, gradient, curvature = found_sums.setdefault(key, (0, np.zeros(size), np.zeros(size)))
-        gradient[r[_POINT]] = float(r["g"])
-        curvature[r[_POINT]] = float(r["h"])
-        found_sums[key] = (int(r["n"]), gradient, curvature)
-    return found_sums
-
-
-def _choose(
-    grid: dict[Key, tuple[int, np.ndarray, np.ndarray]], min_fit_rows: int
-) -> dict[Key, _KeyFit]:
-    """Each key's T̂: its own when it has ``min_fit_rows`` fit rows, else its model version's
-    overall one (``overall`` is fitted on whatever fit rows it has)."""
-    own = {key: temperature_from_grid(g, h) for key, (_, g, h) in grid.items()}
-    fits: dict[Key, _KeyFit] = {}
-    for key, (n, _, _) in grid.items():
-        overall = (key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE)
-        if key == overall or n >= min_fit_rows:
-            temperature, interior = own[key]
-            fits[key] = _KeyFit(n, temperature, fallback=False, interior=interior)
-        else:
-            found = own.get(overall)
-            fits[key] = _KeyFit(n, found[0] if found else None, fallback=True)
-    return fits
-
-
 def _scoring_pass(
     base: DataFrame,
     config: Config,
     sets: Sequence[Sequence[str]],
     num_classes: int,
-    fits: dict[Key, _KeyFit],
+    fits: dict[Key, KeyFit],
 ) -> dict[Key, _KeyScores]:
-    """Key → its scoring sums at its T̂, or its model version's overall T̂ when the grid pass
-    did not see the key (keys without either are scored before only)."""
+    """Key → its scoring sums at its T̂, or its model version's overall T̂ when the fit did
+    not see the key (keys without either are scored before only)."""
     spark = base.sparkSession
     table = local_dataframe(
         spark,
@@ -327,17 +247,36 @@ def _compiled_methods_only(spark: SparkSession) -> Iterator[None]:
             spark.conf.set(_HUGE_METHOD_LIMIT, previous)
 
 
-def _row(key: Key, fit: _KeyFit, scores: _KeyScores, config: Config) -> tuple[Any, ...]:
-    before, after = _scores(scores, config, fit.temperature is not None)
+def _row(
+    key: Key, fit: KeyFit, scores: _KeyScores, config: Config, scored: bool
+) -> tuple[Any, ...]:
+    """One key's table row; without the scoring pass (``scored`` false) its n_eval, before
+    and after columns and bins are null."""
+    fitted = fit.temperature is not None
     parameters: dict[str, float] | None = None
     if fit.temperature is not None:
-        parameters = {"temperature": fit.temperature}
-        if not fit.fallback and fit.interior:
+        parameters = {"temperature": fit.temperature, "fit_sample_rate": fit.sample_rate}
+        if scored and not fit.fallback and fit.interior:
             step = newton_step(fit.temperature, scores.fit_gradient, scores.fit_curvature)
             if step is not None:
                 parameters["temperature_step"] = step
+    if not scored:
+        return (
+            *key,
+            "temperature",
+            parameters,
+            None,
+            fit.n_fit,
+            None,
+            fit.fallback,
+            *[None] * (2 * len(SCORES)),
+            None,
+            None,
+            None,
+        )
+    before, after = _scores(scores, config, fitted)
     values = [value for name in SCORES for value in (before[name], after[name])]
-    bounds = dict.fromkeys(SCORES, 0.0) if fit.temperature is not None else None
+    bounds = dict.fromkeys(SCORES, 0.0) if fitted else None
     return (
         *key,
         "temperature",
@@ -348,7 +287,7 @@ def _row(key: Key, fit: _KeyFit, scores: _KeyScores, config: Config) -> tuple[An
         fit.fallback,
         *values,
         bounds,
-        *_reliability(scores, config, fit.temperature is not None),
+        *_reliability(scores, config, fitted),
     )
 
 

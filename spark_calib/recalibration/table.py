@@ -25,6 +25,7 @@ n_eval, fallback, ece/nll/brier/accuracy ``_before`` and ``_after`` on the evalu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,10 +183,16 @@ def _choose(
     return _Fit(own, fallback=False) if own is not None else _Fit(overall, fallback=True)
 
 
-def multiclass_recalibration_table(rows: DataFrame, config: Config, num_classes: int) -> DataFrame:
-    """The temperature rows of a multiclass config from its canonical rows (two passes,
-    ``spark_calib.recalibration.multiclass``)."""
-    out = multiclass_recalibration_rows(rows, config, num_classes)
+def multiclass_recalibration_table(
+    rows: DataFrame,
+    config: Config,
+    num_classes: int,
+    valid_rows: Mapping[str | None, int] | None = None,
+) -> DataFrame:
+    """The temperature rows of a multiclass config from its canonical rows (a sampled fit and
+    one scoring pass, ``spark_calib.recalibration.multiclass``); ``valid_rows`` per model
+    version set the fit's sampling rate."""
+    out = multiclass_recalibration_rows(rows, config, num_classes, valid_rows)
     return local_dataframe(rows.sparkSession, out, RECALIBRATION_SCHEMA)
 
 
@@ -232,6 +239,9 @@ def _row(
     if from_rows is not None:
         after, bounds = Scores(from_rows.values), dict.fromkeys(SCORES, 0.0)
         reliability = (before_reliability(evaluated, config), from_rows.reliability)
+    elif config.recalibration is not None and config.recalibration.after == "none":
+        after, bounds = Scores(dict.fromkeys(SCORES)), None
+        reliability = (before_reliability(evaluated, config), None)
     else:
         after, bounds = _after(evaluated, config, chosen.fitted)
         reliability = _reliability(evaluated, config, chosen.fitted)

@@ -1,0 +1,95 @@
+"""The multiclass temperature's driver search without Spark: the safeguarded Newton iteration
+driven by the exact derivatives of a NumPy NLL, against SciPy's bounded minimiser; the bounds;
+the Newton step by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+
+from spark_calib.constants import TEMPERATURE_MAX, TEMPERATURE_MIN
+from spark_calib.recalibration.temperature_search import (
+    FIRST_BETAS,
+    MAX_PASSES,
+    SearchState,
+    advance,
+    newton_step,
+    start,
+)
+from tests.support.multiclass_temperature_reference import exact_temperature
+
+
+def _derivatives(z: np.ndarray, y: np.ndarray, w: np.ndarray, beta: float) -> tuple[float, float]:
+    """G = Σw·(E_p[z] − z_y), H = Σw·Var_p(z) with p = softmax(β·z), written independently of
+    the library (no shift by the maximum)."""
+    p = softmax(beta * z, axis=1)
+    mean = (p * z).sum(axis=1)
+    variance = (p * z * z).sum(axis=1) - mean**2
+    true = z[np.arange(len(y)), y]
+    return float(np.sum(w * (mean - true))), float(np.sum(w * variance))
+
+
+def _search(z: np.ndarray, y: np.ndarray, w: np.ndarray) -> SearchState:
+    first = [_derivatives(z, y, w, beta) for beta in FIRST_BETAS]
+    state = start((first[0][0], first[1][0], first[2][0]), (first[0][1], first[1][1], first[2][1]))
+    while not state.done:
+        state = advance(state, *_derivatives(z, y, w, state.beta))
+    return state
+
+
+@pytest.mark.parametrize("true_temperature", [0.3, 1.0, 2.5, 8.0])
+def test_newton_search_finds_the_minimiser_of_the_weighted_nll(true_temperature: float) -> None:
+    rng = np.random.default_rng(int(true_temperature * 10))
+    n, k = 3000, 7
+    z = rng.normal(0.0, 3.0, size=(n, k))
+    # Labels drawn from softmax(z / T): the NLL's minimiser is near T.
+    p = softmax(z / true_temperature, axis=1)
+    y = np.array([rng.choice(k, p=row) for row in p])
+    w = rng.uniform(0.2, 3.0, size=n)
+    state = _search(z, y, w)
+    assert state.interior
+    assert state.passes <= 12
+    assert state.temperature == pytest.approx(exact_temperature(z, y, w), rel=1e-7)
+    # At the minimiser the gradient vanishes: another Newton step moves T by nothing.
+    assert state.temperature is not None
+    step = newton_step(state.temperature, *_derivatives(z, y, w, 1.0 / state.temperature))
+    assert step is not None and abs(step) < 1e-9 * state.temperature
+
+
+def test_a_gradient_of_one_sign_gives_a_bound() -> None:
+    # NLL rising from the smallest β (largest T): T at its upper bound; falling: lower bound.
+    rising = start((1.0, 2.0, 3.0), (1.0, 1.0, 1.0))
+    assert (rising.temperature, rising.interior) == (TEMPERATURE_MAX, False)
+    falling = start((-3.0, -2.0, -1.0), (1.0, 1.0, 1.0))
+    assert (falling.temperature, falling.interior) == (TEMPERATURE_MIN, False)
+
+
+def test_all_correct_rows_have_no_interior_minimum() -> None:
+    # Every label is the arg max: the NLL falls as β grows, so T stops at its lower bound.
+    z = np.array([[3.0, 0.0, -1.0], [0.5, 2.0, 0.0]])
+    y = np.array([0, 1])
+    state = _search(z, y, np.ones(2))
+    assert (state.temperature, state.interior) == (TEMPERATURE_MIN, False)
+
+
+def test_a_step_outside_the_bracket_bisects_in_log_beta() -> None:
+    # Bracket (0.05, 20) after the first pass; at β = 1, G < 0 with a tiny H asks for a step
+    # far beyond 20: the next β is the geometric midpoint of (1, 20).
+    state = start((-1.0, -1.0, 1.0), (1.0, 1e-9, 1.0))
+    assert not state.done
+    assert (state.low, state.high) == (1.0, 20.0)
+    assert state.beta == pytest.approx(np.sqrt(20.0))
+
+
+def test_the_search_stops_after_max_passes() -> None:
+    state = SearchState(0.5, 2.0, 1.0, passes=MAX_PASSES - 1)
+    # A gradient whose Newton step stays large: the pass limit ends the search.
+    done = advance(state, -0.1, 1.0)
+    assert done.done and done.passes == MAX_PASSES
+
+
+def test_newton_step_by_hand() -> None:
+    # T = 2 (β = 0.5), G = 3, H = 10: β′ = 0.5 − 0.3 = 0.2, T′ = 5, step 3.
+    assert newton_step(2.0, 3.0, 10.0) == pytest.approx(3.0)
+    assert newton_step(2.0, 3.0, 0.0) is None
