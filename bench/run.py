@@ -55,10 +55,9 @@ PANDAS_MAX_ROWS = 50_000_000
 # Multiclass logs hold K doubles a row: the classwise cases use rows / K, at least this many.
 MULTICLASS_MIN_ROWS = 100_000
 MULTICLASS_TASKS = ("multiclass10", "multiclass100")
-# The multiclass log whose classwise case also times temperature scaling (the issue's K = 10).
-TEMPERATURE_CLASSES = 10
 CLASSWISE = "spark_calib_classwise"
-SKIPPABLE = ("mllib", "pandas", "classwise", "scaling", "low_memory")
+# classwise_ece: the classwise cases without their classwise_ece variant (temperature only).
+SKIPPABLE = ("mllib", "pandas", "classwise", "classwise_ece", "scaling", "low_memory")
 TYPICAL = "typical"
 WIDE = "wide"
 METRICS_ALL = "metrics_all"
@@ -73,6 +72,7 @@ EQUAL_MASS = f"{SPARK_CALIB}_equal_mass"
 JACKKNIFE = f"{SPARK_CALIB}_jackknife"
 WITHOUT_COX = f"{SPARK_CALIB}_without_cox"
 TEMPERATURE = f"{SPARK_CALIB}_temperature"
+TEMPERATURE_FIT = f"{SPARK_CALIB}_temperature_fit"
 # The bare aggregation under the jackknife: the typical grain with the bucket as one more key.
 AGGREGATION_FLOOR_JACKKNIFE = f"{AGGREGATION_FLOOR}_jackknife"
 # A spark_calib run still going after this many seconds is cancelled; its time is a lower bound.
@@ -182,25 +182,31 @@ def _without_cox(task: str) -> C.Config:
     return C.config(task, C.TYPICAL_SLICES, C.METRICS_ALL_BINARY_WITHOUT_COX)
 
 
-def _classwise_cases(ctx: Context, task: str, rows: int, minimum: int) -> dict[str, dict[str, Any]]:
-    """Default metrics vs + classwise_ece on multiclass logs (K + 1 items per row)."""
+def _classwise_cases(
+    ctx: Context, task: str, rows: int, minimum: int, with_classwise: bool = True
+) -> dict[str, dict[str, Any]]:
+    """Default metrics vs + classwise_ece (unless not ``with_classwise``) and vs temperature
+    scaling on multiclass logs (K + 1 items per row)."""
     tasks = MULTICLASS_TASKS if task == C.BINARY else (task,)
     cases = {}
     for multiclass in tasks:
         size = multiclass_rows(rows, multiclass, minimum) if task == C.BINARY else rows
-        configs = {
-            SPARK_CALIB: C.config(multiclass, C.TYPICAL_SLICES),
-            CLASSWISE: C.config(multiclass, C.TYPICAL_SLICES, C.CLASSWISE_METRICS),
+        configs = {SPARK_CALIB: C.config(multiclass, C.TYPICAL_SLICES)}
+        relative = []
+        if with_classwise:
+            configs[CLASSWISE] = C.config(multiclass, C.TYPICAL_SLICES, C.CLASSWISE_METRICS)
+            relative.append((CLASSWISE, SPARK_CALIB))
+        # Multiclass temperature scaling, fitted and evaluated on the same rows: a sampled fit
+        # (at most 1M rows, cached) and one scoring pass; and the fit alone (after: none).
+        configs[TEMPERATURE] = {
+            **configs[SPARK_CALIB],
+            "recalibration": {"methods": ["temperature"]},
         }
-        relative = [(CLASSWISE, SPARK_CALIB)]
-        if C.num_classes(multiclass) == TEMPERATURE_CLASSES:
-            # Multiclass temperature scaling: two more passes over the log (the grid and the
-            # scoring pass), fitted and evaluated on the same rows.
-            configs[TEMPERATURE] = {
-                **configs[SPARK_CALIB],
-                "recalibration": {"methods": ["temperature"]},
-            }
-            relative.append((TEMPERATURE, SPARK_CALIB))
+        configs[TEMPERATURE_FIT] = {
+            **configs[SPARK_CALIB],
+            "recalibration": {"methods": ["temperature"], "after": "none"},
+        }
+        relative += [(TEMPERATURE, SPARK_CALIB), (TEMPERATURE_FIT, SPARK_CALIB)]
         name = f"classwise_{multiclass}"
         case = run_case(ctx, name, multiclass, size, configs, relative=relative)
         if size != rows:
@@ -427,7 +433,11 @@ def _all_cases(
     )
     cases = _spark_cases(ctx, task, rows, baselines, selected)
     if "classwise" not in skip:
-        cases.update(_classwise_cases(ctx, task, rows, multiclass_min_rows))
+        cases.update(
+            _classwise_cases(
+                ctx, task, rows, multiclass_min_rows, with_classwise="classwise_ece" not in skip
+            )
+        )
     return cases
 
 

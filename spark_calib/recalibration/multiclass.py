@@ -49,7 +49,7 @@ from spark_calib.recalibration.keyed_rows import (
 )
 from spark_calib.recalibration.points import Key, sort_key
 from spark_calib.recalibration.scores import SCORES, ReliabilityBin, reliability_bins
-from spark_calib.recalibration.temperature_fit import BETA, FIT_FLAG, KeyFit, fit_temperatures
+from spark_calib.recalibration.temperature_fit import BETA, KeyFit, fit_temperatures
 from spark_calib.recalibration.temperature_search import newton_step
 from spark_calib.rows import canonical as row
 from spark_calib.rows.binning import bin_index
@@ -61,6 +61,7 @@ from spark_calib.rows.temperature_terms import (
     shifted_logits,
 )
 
+FIT_FLAG = "_fit_flag"
 BIN_AFTER = "_bin_after"
 _HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 # HotSpot's HugeMethodLimit: larger methods are never compiled.
@@ -93,7 +94,7 @@ def multiclass_recalibration_rows(
     assert recalibration is not None
     sets = table_slice_sets(config)
     base = _base(rows, config, num_classes)
-    fits = fit_temperatures(base, config, sets, num_classes, valid_rows or {})
+    fits = fit_temperatures(rows, config, sets, num_classes, valid_rows or {})
     scored = recalibration.after != "none"
     scores = _scoring_pass(base, config, sets, num_classes, fits) if scored else {}
     out = []
@@ -112,7 +113,7 @@ def multiclass_recalibration_rows(
 
 def _base(rows: DataFrame, config: Config, num_classes: int) -> DataFrame:
     """Valid rows: keys, weight, fit flag (1 fit, 0 evaluated, −1 both), the metric terms
-    before and the shifted logits."""
+    before and the shifted logits (the scoring pass's rows)."""
     slices = slice_key_columns(config)
     fit = F.col(row.FIT) if row.FIT in rows.columns else F.lit(-1)
     shifted_columns = shifted_logits(F.col(row.LOGITS), F.col(row.LABEL), num_classes)

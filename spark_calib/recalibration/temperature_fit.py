@@ -1,19 +1,20 @@
 """Multiclass fit rows → each key's T̂: a hash-chosen sample of the fit rows, cached once, and a
 safeguarded Newton search on its exact NLL (``temperature_search``), one Spark pass a step.
 
-**Sample.** A fit row of model version v is kept when
-xxhash64(model version, slice columns, weight, d) mod 2³⁰ < r_v·2³⁰, with d the row's shifted
-logits and r_v = min(1, ``max_fit_rows`` / N_v), N_v the valid rows of v that the scan counted
-(every row with ``max_fit_rows: null``). The choice depends on the row's values only, so a
-rerun keeps the same rows. The sample holds about r_v times v's fit rows: at most
-``max_fit_rows`` in expectation, that many when every valid row is a fit row, fewer when ``fit``
-selects a part of them. It is cached for the passes and released after.
+**Sample.** A fit row of model version v is kept when its ``_row_code`` (xxhash64 of the input
+columns the config reads) mod 2³⁰ < r_v·2³⁰, with r_v = min(1, ``max_fit_rows`` / N_v) and
+N_v the valid rows of v that the scan counted (every row with ``max_fit_rows: null``). The
+choice depends on the row's values only, so a rerun keeps the same rows. The sample holds
+about r_v times v's fit rows: at most ``max_fit_rows`` in expectation, that many when every
+valid row is a fit row, fewer when ``fit`` selects a part of them. It is cached for the
+passes and released after.
 
 **Passes.** The first sums, per key (model version × slice set × value), the sampled fit rows'
-n, G and H at the three β of ``FIRST_BETAS`` (one copy of a row per β, summed per model version
-× slice columns, then per slice set from that small table). Each next pass sums G and H of the
-keys still searching at each one's own β (one copy of a row per slice set, the keys' β joined
-by a broadcast); a key stops as ``temperature_search`` says, typically after 4–6 passes.
+n, G and H at the nine β of ``FIRST_BETAS`` (one copy of a row per β, summed per fine group,
+the model version and every slice column, then per slice set from that small table). Each
+next pass joins each fine group to the β of its keys still searching (a broadcast) and sums
+G and H per group and slice set; the driver adds them up per key. A key stops as
+``temperature_search`` says, typically after two such passes.
 
 A key with fewer than ``min_fit_rows`` sampled fit rows takes its model version's ``overall``
 T̂ (``fallback`` true) and is not searched; ``overall`` is fitted on whatever fit rows it has.
@@ -22,11 +23,21 @@ T̂ (``fallback`` true) and is not searched; ``overall`` is fitted on whatever f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import reduce
+from typing import Any
 
+import numpy as np
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DoubleType,
+    IntegerType,
+    StructField,
+    StructType,
+)
 
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
@@ -34,7 +45,6 @@ from spark_calib.local_data import local_dataframe
 from spark_calib.recalibration.keyed_rows import (
     SLICE_NAME,
     SLICE_VALUE,
-    join_key,
     labelled,
     slice_key_columns,
 )
@@ -51,12 +61,15 @@ from spark_calib.rows.temperature_terms import (
     exponential_columns,
     projected_moments,
     shifted,
+    shifted_logits,
     shifted_names,
 )
+from spark_calib.stats.aggregate import SLICE_SET
 
-FIT_FLAG = "_fit_flag"
 BETA = "_beta"
 _POINT = "_point"
+_RAW = "_raw"
+_BETAS = "_betas"
 HASH_RANGE = 1 << 30
 
 
@@ -84,19 +97,19 @@ def sample_rates(
 
 
 def fit_temperatures(
-    base: DataFrame,
+    rows: DataFrame,
     config: Config,
     sets: Sequence[Sequence[str]],
     num_classes: int,
     valid_rows: Mapping[str | None, int],
 ) -> dict[Key, KeyFit]:
-    """Each key's fit from ``base`` (valid rows with ``FIT_FLAG`` and the shifted logits)."""
+    """Each key's fit from the canonical ``rows`` (with ``_row_code`` and ``_logits``)."""
     recalibration = config.recalibration
     assert recalibration is not None
     rates = sample_rates(valid_rows, recalibration.max_fit_rows)
-    sample = _sample(base, config, num_classes, rates).persist(StorageLevel.MEMORY_AND_DISK)
+    sample = _sample(rows, config, num_classes, rates).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        counts, states = _first_pass(sample, config, sets, num_classes)
+        counts, states, groups = _first_pass(sample, config, sets, num_classes)
         searched = {
             key: state
             for key, state in states.items()
@@ -104,7 +117,7 @@ def fit_temperatures(
         }
         while any(not state.done for state in searched.values()):
             pending = {key: state for key, state in searched.items() if not state.done}
-            sums = _newton_pass(sample, config, sets, num_classes, pending)
+            sums = _newton_pass(sample, config, num_classes, groups, pending)
             for key, state in pending.items():
                 gradient, curvature = sums.get(key, (0.0, 0.0))
                 searched[key] = advance(state, gradient, curvature)
@@ -128,15 +141,22 @@ def _own_fit(key: Key, n: int, min_fit_rows: int) -> bool:
 
 
 def _sample(
-    base: DataFrame, config: Config, num_classes: int, rates: Mapping[str | None, float]
+    rows: DataFrame, config: Config, num_classes: int, rates: Mapping[str | None, float]
 ) -> DataFrame:
-    """The sampled fit rows: model version, slice columns, weight and shifted logits."""
-    keep = [row.MODEL_VERSION, *slice_key_columns(config), row.WEIGHT, *shifted_names(num_classes)]
-    fit_rows = base.where(F.col(FIT_FLAG) != 0).select(*keep)
-    if all(rate >= 1.0 for rate in rates.values()):
-        return fit_rows
-    code = F.pmod(F.xxhash64(*[F.col(name) for name in keep]), F.lit(HASH_RANGE))
-    return fit_rows.where(code < _threshold(F.col(row.MODEL_VERSION), rates))
+    """The sampled valid fit rows: model version, slice columns, weight and shifted logits.
+
+    The code's filter comes first, so a row the sample leaves out is neither checked nor
+    shifted (Spark evaluates the combined filter left to right)."""
+    if any(rate < 1.0 for rate in rates.values()):
+        code = F.pmod(F.col(row.ROW_CODE), F.lit(HASH_RANGE))
+        rows = rows.where(code < _threshold(F.col(row.MODEL_VERSION), rates))
+    fit = F.col(row.FIT) != 0 if row.FIT in rows.columns else F.lit(True)
+    shifted_columns = shifted_logits(F.col(row.LOGITS), F.col(row.LABEL), num_classes)
+    return rows.where(F.col(row.REASON).isNull() & fit).select(
+        *_group_columns(config),
+        row.WEIGHT,
+        *[expression.alias(name) for name, expression in shifted_columns.items()],
+    )
 
 
 def _threshold(version: Column, rates: Mapping[str | None, float]) -> Column:
@@ -171,64 +191,116 @@ def _class_sums(frame: DataFrame, num_classes: int, beta: Column, keys: list[str
     )
 
 
+@dataclass
+class _Groups:
+    """The sample's fine groups (model version and every slice column) and, per group, its
+    key in each slice set; the passes sum per group and the driver re-sums per key."""
+
+    values: list[tuple[Any, ...]] = field(default_factory=list)
+    keys: list[list[Key]] = field(default_factory=list)
+    index: dict[tuple[Any, ...], int] = field(default_factory=dict)
+
+    def add(self, values: tuple[Any, ...], set_index: int, key: Key, sets: int) -> None:
+        if values not in self.index:
+            self.index[values] = len(self.values)
+            self.values.append(values)
+            self.keys.append([key] * sets)
+        self.keys[self.index[values]][set_index] = key
+
+
 def _first_pass(
     sample: DataFrame, config: Config, sets: Sequence[Sequence[str]], num_classes: int
-) -> tuple[dict[Key, int], dict[Key, SearchState]]:
-    """Per key: sampled fit rows and the search's state after ``FIRST_BETAS``.
+) -> tuple[dict[Key, int], dict[Key, SearchState], _Groups]:
+    """Per key: sampled fit rows and the search's state after ``FIRST_BETAS``; the groups.
 
-    The β are constants here, so the rows are summed per model version × slice columns first
-    and the slice sets re-summed from that small table."""
+    The β are constants here, so the rows are summed per fine group first and the slice sets
+    labelled on that small table (its group values kept under ``_RAW`` names)."""
     points = F.array(
         *[
             F.struct(F.lit(k).alias(_POINT), F.lit(float(beta)).alias(BETA))
             for k, beta in enumerate(FIRST_BETAS)
         ]
     )
-    keep = [row.MODEL_VERSION, *slice_key_columns(config)]
-    copies = sample.select("*", F.inline(points))
-    fine = _class_sums(copies, num_classes, F.col(BETA), [*keep, _POINT])
+    keep = _group_columns(config)
+    fine = _class_sums(
+        sample.select("*", F.inline(points)), num_classes, F.col(BETA), [*keep, _POINT]
+    )
+    raw = fine.select("*", *[F.col(name).alias(_RAW + name) for name in keep])
     collected = (
-        labelled(fine, config, sets)
-        .groupBy(row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE, _POINT)
-        .agg(F.sum("_n").alias("n"), F.sum("_g").alias("g"), F.sum("_h").alias("h"))
+        labelled(raw, config, sets)
+        .select(
+            *[_RAW + name for name in keep],
+            SLICE_SET,
+            SLICE_NAME,
+            SLICE_VALUE,
+            _POINT,
+            "_n",
+            "_g",
+            "_h",
+        )
         .collect()
     )
     size = len(FIRST_BETAS)
+    groups = _Groups()
     counts: dict[Key, int] = {}
     gradients: dict[Key, list[float]] = {}
     curvatures: dict[Key, list[float]] = {}
     for r in collected:
-        key = (r[row.MODEL_VERSION], r[SLICE_NAME], r[SLICE_VALUE])
-        counts[key] = int(r["n"])
-        gradients.setdefault(key, [0.0] * size)[r[_POINT]] = float(r["g"])
-        curvatures.setdefault(key, [0.0] * size)[r[_POINT]] = float(r["h"])
-    states = {
-        key: start(
-            (gradients[key][0], gradients[key][1], gradients[key][2]),
-            (curvatures[key][0], curvatures[key][1], curvatures[key][2]),
-        )
-        for key in counts
-    }
-    return counts, states
+        key = (r[_RAW + row.MODEL_VERSION], r[SLICE_NAME], r[SLICE_VALUE])
+        groups.add(tuple(r[_RAW + name] for name in keep), int(r[SLICE_SET]), key, len(sets))
+        point = int(r[_POINT])
+        if point == 0:
+            counts[key] = counts.get(key, 0) + int(r["_n"])
+        gradients.setdefault(key, [0.0] * size)[point] += float(r["_g"])
+        curvatures.setdefault(key, [0.0] * size)[point] += float(r["_h"])
+    states = {key: start(np.array(gradients[key]), np.array(curvatures[key])) for key in counts}
+    return counts, states, groups
 
 
 def _newton_pass(
     sample: DataFrame,
     config: Config,
-    sets: Sequence[Sequence[str]],
     num_classes: int,
+    groups: _Groups,
     pending: Mapping[Key, SearchState],
 ) -> dict[Key, tuple[float, float]]:
-    """Key → (G, H) at its state's β, for the keys of ``pending``."""
-    table = local_dataframe(
-        sample.sparkSession,
-        [(key[0], key[1], key[2], state.beta) for key, state in pending.items()],
-        f"_v string, _n string, _w string, {BETA} double",
+    """Key → (G, H) at its state's β, for the keys of ``pending``.
+
+    Each fine group is joined (a broadcast) to the β of its keys still searching, one struct
+    per slice set; a row is copied once per such struct, after the join, and its G, H summed
+    per group and set. No slice label is built: the driver maps (group, set) to the key."""
+    keep = _group_columns(config)
+    types = {f.name: f.dataType for f in sample.schema.fields}
+    table_columns = [f"_t{i}" for i in range(len(keep))]
+    betas = ArrayType(
+        StructType([StructField(SLICE_SET, IntegerType()), StructField(BETA, DoubleType())])
     )
-    keys = [row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE]
-    joined = join_key(labelled(sample, config, sets), table).where(F.col(BETA).isNotNull())
-    collected = _class_sums(joined, num_classes, F.col(BETA), keys).collect()
-    return {
-        (r[row.MODEL_VERSION], r[SLICE_NAME], r[SLICE_VALUE]): (float(r["_g"]), float(r["_h"]))
-        for r in collected
-    }
+    schema = StructType(
+        [StructField(t, types[name]) for t, name in zip(table_columns, keep, strict=True)]
+        + [StructField(_BETAS, betas)]
+    )
+    table_rows = []
+    for values, keys in zip(groups.values, groups.keys, strict=True):
+        chosen = [(s, pending[key].beta) for s, key in enumerate(keys) if key in pending]
+        if chosen:
+            table_rows.append((*values, chosen))
+    table = local_dataframe(sample.sparkSession, table_rows, schema)
+    condition = reduce(
+        lambda left, right: left & right,
+        [F.col(name).eqNullSafe(F.col(t)) for name, t in zip(keep, table_columns, strict=True)],
+    )
+    joined = sample.join(F.broadcast(table), on=condition, how="inner")
+    copies = joined.select(*keep, row.WEIGHT, *shifted_names(num_classes), F.inline(_BETAS))
+    collected = _class_sums(copies, num_classes, F.col(BETA), [*keep, SLICE_SET]).collect()
+    sums: dict[Key, tuple[float, float]] = {}
+    for r in collected:
+        group = groups.index[tuple(r[name] for name in keep)]
+        key = groups.keys[group][int(r[SLICE_SET])]
+        gradient, curvature = sums.get(key, (0.0, 0.0))
+        sums[key] = (gradient + float(r["_g"]), curvature + float(r["_h"]))
+    return sums
+
+
+def _group_columns(config: Config) -> list[str]:
+    """The fine group: model version and every slice column."""
+    return [row.MODEL_VERSION, *slice_key_columns(config)]

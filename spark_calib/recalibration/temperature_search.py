@@ -4,15 +4,19 @@ With β = 1/T, the weighted NLL of a key's fit rows is convex in β: G(β) = NLL
 H(β) = NLL″ = Σw·h(β) ≥ 0 (``spark_calib.rows.temperature_terms``). Each Spark pass sums G and H
 per key at the β this search asks for; the search, on the driver, picks the next β:
 
-- the first pass evaluates β_min = 1/T_MAX, 1 and β_max = 1/T_MIN. G(β_min) ≥ 0 gives the
-  bound T̂ = T_MAX, G(β_max) ≤ 0 the bound T̂ = T_MIN (no interior minimum, as for an
-  all-correct key); otherwise the root of G lies in the bracket (β_min, β_max), which each
-  evaluation narrows by the sign of G;
+- the first pass evaluates the ``FIRST_POINTS`` β log-spaced over [β_min, β_max] =
+  [1/T_MAX, 1/T_MIN] (ratio 2.1; β = 1 among them). G(β_min) ≥ 0 gives the bound T̂ = T_MAX,
+  G(β_max) ≤ 0 the bound T̂ = T_MIN (no interior minimum, as for an all-correct key).
+  Otherwise the root lies between the first two points with G_k < 0 ≤ G_{k+1}, the bracket,
+  and the search starts at the root of the cubic Hermite interpolant of G in log β there
+  (values G, slopes dG/d log β = β·H): close enough that two Newton steps usually finish;
 - each next β is the Newton step β − G/H, or the bracket's geometric midpoint when that step
-  leaves the bracket or H = 0;
-- a key stops when its Newton step is at most ``RELATIVE_TOLERANCE``·β (it then takes
-  β − G/H: Newton converges quadratically, so the error left is of the order of the step's
-  square), when its bracket is narrower than that, or after ``MAX_PASSES`` passes.
+  leaves the bracket or H = 0; each evaluation narrows the bracket by the sign of G;
+- a key stops when its Newton step is at most ``STEP_TOLERANCE``·β: it then takes β − G/H.
+  Newton converges quadratically, so the relative error left is of the order of the step's
+  square, about 10⁻¹² (each pass is a Spark job: a tighter rule would cost one more pass for
+  digits nobody reads). It also stops when its bracket is narrower than
+  ``RELATIVE_TOLERANCE``·β, or after ``MAX_PASSES`` passes.
 """
 
 from __future__ import annotations
@@ -20,13 +24,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from spark_calib.constants import TEMPERATURE_MAX, TEMPERATURE_MIN
 
+STEP_TOLERANCE = 1e-6
 RELATIVE_TOLERANCE = 1e-10
 MAX_PASSES = 60
 BETA_MIN = 1.0 / TEMPERATURE_MAX
 BETA_MAX = 1.0 / TEMPERATURE_MIN
-FIRST_BETAS = (BETA_MIN, 1.0, BETA_MAX)
+FIRST_POINTS = 9
+FIRST_BETAS: tuple[float, ...] = tuple(
+    float(b) for b in np.geomspace(BETA_MIN, BETA_MAX, FIRST_POINTS)
+)
+BISECTION_STEPS = 100
 
 
 @dataclass(frozen=True)
@@ -47,16 +58,49 @@ class SearchState:
         return self.temperature is not None
 
 
-def start(
-    gradient: tuple[float, float, float], curvature: tuple[float, float, float]
-) -> SearchState:
+def start(gradient: np.ndarray, curvature: np.ndarray) -> SearchState:
     """The state after the first pass: G and H at ``FIRST_BETAS``."""
     if gradient[0] >= 0.0:
         return SearchState(BETA_MIN, BETA_MIN, BETA_MIN, temperature=TEMPERATURE_MAX)
-    if gradient[2] <= 0.0:
+    if gradient[-1] <= 0.0:
         return SearchState(BETA_MAX, BETA_MAX, BETA_MAX, temperature=TEMPERATURE_MIN)
-    state = SearchState(BETA_MIN, BETA_MAX, 1.0, passes=0)
-    return advance(state, gradient[1], curvature[1])
+    found = hermite_root(np.asarray(FIRST_BETAS), gradient, curvature)
+    assert found is not None
+    beta, k = found
+    return SearchState(FIRST_BETAS[k], FIRST_BETAS[k + 1], beta)
+
+
+def hermite_root(
+    betas: np.ndarray, gradient: np.ndarray, curvature: np.ndarray
+) -> tuple[float, int] | None:
+    """(β, m): the root of the cubic Hermite interpolant of G in log β on the first pair
+    (β_m, β_{m+1}) with G_m < 0 ≤ G_{m+1}; None when G does not change sign."""
+    rising = np.flatnonzero((gradient[:-1] < 0.0) & (gradient[1:] >= 0.0))
+    if len(rising) == 0:
+        return None
+    k = int(rising[0])
+    start, end = float(np.log(betas[k])), float(np.log(betas[k + 1]))
+    width = end - start
+    slope_low = curvature[k] * betas[k]
+    slope_high = curvature[k + 1] * betas[k + 1]
+
+    def interpolant(u: float) -> float:
+        t = (u - start) / width
+        return float(
+            (2 * t**3 - 3 * t**2 + 1) * gradient[k]
+            + (t**3 - 2 * t**2 + t) * width * slope_low
+            + (-2 * t**3 + 3 * t**2) * gradient[k + 1]
+            + (t**3 - t**2) * width * slope_high
+        )
+
+    low, high = start, end
+    for _ in range(BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        if interpolant(middle) < 0.0:
+            low = middle
+        else:
+            high = middle
+    return float(np.exp(0.5 * (low + high))), k
 
 
 def advance(state: SearchState, gradient: float, curvature: float) -> SearchState:
@@ -68,7 +112,7 @@ def advance(state: SearchState, gradient: float, curvature: float) -> SearchStat
     low, high = (beta, state.high) if gradient < 0.0 else (state.low, beta)
     step = -gradient / curvature if curvature > 0.0 else math.inf
     following = beta + step
-    if abs(step) <= RELATIVE_TOLERANCE * beta and low <= following <= high:
+    if abs(step) <= STEP_TOLERANCE * beta and low <= following <= high:
         return SearchState(low, high, following, passes, 1.0 / following, interior=True)
     if not low < following < high:
         following = math.sqrt(low * high)

@@ -17,7 +17,8 @@ Output columns (internal names, so user column names never collide with ours):
   ``_threshold_bin`` (how many configured thresholds the score reaches); ``_fit`` (1 for a
   recalibration fit row, 0 for an evaluated row, ``spark_calib.rows.fit_rows``); ``_cost``
   (Σ_k p_k C[y, k]); ``_score``; ``_logits`` (array<double>: the logits, or log(max(p_k, ε)))
-  and ``_label`` for multiclass temperature scaling.
+  and ``_label`` for multiclass temperature scaling, with ``_row_code`` (xxhash64 of the input
+  columns the config reads, on invalid rows too) that chooses its fit sample.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ FIT = "_fit"
 COST = "_cost"
 SCORE = "_score"
 LOGITS = "_logits"
+ROW_CODE = "_row_code"
 TARGET = "_target"
 SQ_ERROR = "_sq_error"
 ABS_ERROR = "_abs_error"
@@ -149,6 +151,8 @@ def canonical_rows(
         input_col(name).alias(slice_key(index)) for index, name in enumerate(config.slice_columns())
     ]
     row_terms = _row_terms(config, terms, needs, num_classes)
+    # Not masked by the reason: a filter on the code alone then runs before the row's checks.
+    code = [_row_code(config).alias(ROW_CODE)] if needs.logits else []
     projected = df.select(
         first_failure(_all_checks(config, terms)).alias(REASON),
         model_version.alias(MODEL_VERSION),
@@ -156,6 +160,7 @@ def canonical_rows(
         _weight(config).alias(WEIGHT),
         *[expression.alias(name) for name, expression in row_terms.items()],
         *([jackknife_bucket(df, config).alias(BUCKET)] if config.uncertainty.jackknife else []),
+        *code,
     )
     valid = F.col(REASON).isNull()
     # Internal SQL: one JVM round trip per column rather than one per Column operation.
@@ -169,7 +174,15 @@ def canonical_rows(
         *[slice_key(index) for index in range(len(slices))],
         *masked,
         *_derived_keys(config, terms, needs, valid),
+        *([ROW_CODE] if code else []),
     )
+
+
+def _row_code(config: Config) -> Column:
+    """xxhash64 of the input columns the config reads (its roles and slice columns, in name
+    order): the same row gets the same code in every run, whatever the partitioning."""
+    names = sorted({*config.columns.roles().values(), *config.slice_columns()})
+    return F.xxhash64(*[input_col(name) for name in names])
 
 
 def _row_terms(

@@ -53,7 +53,16 @@ def config(recalibration: Any, **extra: Any) -> dict[str, Any]:
             r"needs recalibration\.fit\.column or input\.window\.column",
         ),
         ({"fit": {"column": "split", "value": "val", "colour": 1}}, {}, "unknown config key"),
-        ({"after": "exact"}, {}, r"'recalibration\.after': Input should be 'cells' or 'rows'"),
+        (
+            {"after": "exact"},
+            {},
+            r"'recalibration\.after': Input should be 'cells', 'rows' or 'none'",
+        ),
+        (
+            {"max_fit_rows": 0},
+            {},
+            r"'recalibration\.max_fit_rows': Input should be greater than or equal to 1",
+        ),
         (
             {},
             {"binary_view": "top_label"},

@@ -14,6 +14,7 @@ from spark_calib.recalibration.temperature_search import (
     MAX_PASSES,
     SearchState,
     advance,
+    hermite_root,
     newton_step,
     start,
 )
@@ -31,8 +32,8 @@ def _derivatives(z: np.ndarray, y: np.ndarray, w: np.ndarray, beta: float) -> tu
 
 
 def _search(z: np.ndarray, y: np.ndarray, w: np.ndarray) -> SearchState:
-    first = [_derivatives(z, y, w, beta) for beta in FIRST_BETAS]
-    state = start((first[0][0], first[1][0], first[2][0]), (first[0][1], first[1][1], first[2][1]))
+    first = np.array([_derivatives(z, y, w, beta) for beta in FIRST_BETAS])
+    state = start(first[:, 0], first[:, 1])
     while not state.done:
         state = advance(state, *_derivatives(z, y, w, state.beta))
     return state
@@ -49,7 +50,7 @@ def test_newton_search_finds_the_minimiser_of_the_weighted_nll(true_temperature:
     w = rng.uniform(0.2, 3.0, size=n)
     state = _search(z, y, w)
     assert state.interior
-    assert state.passes <= 12
+    assert state.passes <= 4
     assert state.temperature == pytest.approx(exact_temperature(z, y, w), rel=1e-7)
     # At the minimiser the gradient vanishes: another Newton step moves T by nothing.
     assert state.temperature is not None
@@ -59,9 +60,10 @@ def test_newton_search_finds_the_minimiser_of_the_weighted_nll(true_temperature:
 
 def test_a_gradient_of_one_sign_gives_a_bound() -> None:
     # NLL rising from the smallest β (largest T): T at its upper bound; falling: lower bound.
-    rising = start((1.0, 2.0, 3.0), (1.0, 1.0, 1.0))
+    ones = np.ones(len(FIRST_BETAS))
+    rising = start(ones, ones)
     assert (rising.temperature, rising.interior) == (TEMPERATURE_MAX, False)
-    falling = start((-3.0, -2.0, -1.0), (1.0, 1.0, 1.0))
+    falling = start(-ones, ones)
     assert (falling.temperature, falling.interior) == (TEMPERATURE_MIN, False)
 
 
@@ -74,12 +76,34 @@ def test_all_correct_rows_have_no_interior_minimum() -> None:
 
 
 def test_a_step_outside_the_bracket_bisects_in_log_beta() -> None:
-    # Bracket (0.05, 20) after the first pass; at β = 1, G < 0 with a tiny H asks for a step
-    # far beyond 20: the next β is the geometric midpoint of (1, 20).
-    state = start((-1.0, -1.0, 1.0), (1.0, 1e-9, 1.0))
+    # Bracket (1, 20) at β = 2: G < 0 with a tiny H asks for a step far beyond 20, so the
+    # bracket becomes (2, 20) and the next β its geometric midpoint.
+    state = advance(SearchState(1.0, 20.0, 2.0), -1.0, 1e-9)
     assert not state.done
-    assert (state.low, state.high) == (1.0, 20.0)
-    assert state.beta == pytest.approx(np.sqrt(20.0))
+    assert (state.low, state.high) == (2.0, 20.0)
+    assert state.beta == pytest.approx(np.sqrt(40.0))
+
+
+def test_the_interpolant_of_a_cubic_in_log_beta_is_the_cubic() -> None:
+    # G(u) = u³ + u − 2 with u = log β has its only root at u = 1 (β = e); a cubic Hermite
+    # interpolant of a cubic is exact. dG/du = 3u² + 1 = β·H, so H = (3u² + 1)/β.
+    u = np.array([-1.0, 0.0, 2.0])
+    betas = np.exp(u)
+    root = hermite_root(betas, u**3 + u - 2.0, (3 * u**2 + 1) / betas)
+    assert root is not None
+    assert root[0] == pytest.approx(np.e, rel=1e-12)
+    assert root[1] == 1  # the pair (u = 0, u = 2) brackets it
+    assert hermite_root(np.array([1.0, 2.0]), np.array([1.0, 2.0]), np.ones(2)) is None
+
+
+def test_the_first_points_are_log_spaced_over_the_bounds_with_one_among_them() -> None:
+    betas = np.array(FIRST_BETAS)
+    assert betas[0] == pytest.approx(1 / TEMPERATURE_MAX)
+    assert betas[-1] == pytest.approx(1 / TEMPERATURE_MIN)
+    np.testing.assert_allclose(
+        betas[1:] / betas[:-1], (TEMPERATURE_MAX / TEMPERATURE_MIN) ** (1 / 8)
+    )
+    assert np.isclose(betas, 1.0).sum() == 1
 
 
 def test_the_search_stops_after_max_passes() -> None:
