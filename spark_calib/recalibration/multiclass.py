@@ -1,24 +1,25 @@
 """Canonical multiclass rows → the ``recalibration`` table's temperature rows.
 
-1. **Fit** (``temperature_fit``): a hash-chosen sample of at most about ``max_fit_rows`` fit
-   rows per model version, cached, and a safeguarded Newton search for each key's T̂ on its
-   exact NLL, one pass over the cached sample a step. A key with fewer than ``min_fit_rows``
-   sampled fit rows takes its model version's ``overall`` T̂ (``fallback`` true).
-2. **Scoring pass** over every valid row (skipped with ``after: none``), with the keys' T̂
-   joined (a broadcast of one row per key): per key, fit flag, bin before and bin after, the
-   sums of w, w·confidence, w·correct, w·NLL and w·Brier before (the row's metric terms,
-   ``spark_calib.rows.task_terms``) and after (at β̂ = 1/T̂: confidence 1/s, NLL log s − β̂·d_y,
-   Brier), and Σw·g, Σw·h at β̂.
+1. **Fit** (``temperature_fit``): a hash-chosen sample of about ``max_fit_rows`` fit rows at
+   most, cached, and a safeguarded Newton search for each key's T̂ on its exact NLL, one pass
+   over the cached sample a step. A key with fewer than ``min_fit_rows`` sampled fit rows
+   takes its model version's ``overall`` T̂ (``fallback`` true).
+2. **Scoring pass** over the evaluated rows (skipped with ``after: none``): each row's
+   deployed β̂ = 1/T̂ (below), its K exponentials once, and per fine group (model version and
+   every slice column), bin before and bin after the sums of w, w·correct and of
+   w·confidence, w·NLL and w·Brier before (the row's metric terms,
+   ``spark_calib.rows.task_terms``) and after (at β̂: confidence 1/s, NLL log s − β̂·d_y,
+   Brier); that small table is labelled per slice set and re-summed per key.
 
 From the scoring sums, on the evaluated rows (fit flag ≠ 1) with W = Σw: ECE = Σ_b |Σ_{bin=b}
 w·(correct − confidence)| / W over the configured bins, NLL, Brier and accuracy = Σw·term / W,
 before and after; they are exact (no cell approximation), so ``after_bounds`` is 0. Accuracy
-after equals accuracy before: dividing the logits by T > 0 keeps their order. On **all** the fit
-rows of a key fitted on its own rows, ``temperature_step`` (in ``parameters``) is the exact
-Newton step T′ − T̂ from Σw·g and Σw·h at T̂: the distance from the sample's T̂ to the one of
-every fit row, to second order (omitted at a bound, where the step need not vanish).
-``fit_sample_rate`` (in ``parameters``) is the model version's sampling rate r_v (1: every fit
-row).
+after equals accuracy before: dividing the logits by T > 0 keeps their order. A key's after
+metrics are those of its evaluated rows under the **deployed** map, the one ``recalibrate``
+applies: a row scaled by the T of a more specific slice with its own fit counts with that T
+in its coarser keys too (``overall`` is then not "every row at overall's T"). In the most
+specific configured set, and for a key whose rows all fall back, that is the key's own T.
+``fit_sample_rate`` (in ``parameters``) is the run's sampling rate r (1: every fit row).
 
 The ``overall`` key of each model version is added as its own slice set when ``[]`` is not
 configured. The logits are the input's (``columns.logits``) or log(max(p_k, ε)) of
@@ -30,11 +31,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, StructField, StructType
 
 from spark_calib.config import Config
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
@@ -42,15 +45,13 @@ from spark_calib.local_data import local_dataframe
 from spark_calib.recalibration.keyed_rows import (
     SLICE_NAME,
     SLICE_VALUE,
-    join_key,
     labelled,
     slice_key_columns,
     table_slice_sets,
 )
 from spark_calib.recalibration.points import Key, sort_key
 from spark_calib.recalibration.scores import SCORES, ReliabilityBin, reliability_bins
-from spark_calib.recalibration.temperature_fit import BETA, KeyFit, fit_temperatures
-from spark_calib.recalibration.temperature_search import newton_step
+from spark_calib.recalibration.temperature_fit import BETA, Fits, KeyFit, fit_temperatures
 from spark_calib.rows import canonical as row
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.temperature_terms import (
@@ -60,15 +61,17 @@ from spark_calib.rows.temperature_terms import (
     shifted,
     shifted_logits,
 )
+from spark_calib.slicing.values import slice_name
 
 FIT_FLAG = "_fit_flag"
+_OVERALL_BETA = "_overall_beta"
 BIN_AFTER = "_bin_after"
 _HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 # HotSpot's HugeMethodLimit: larger methods are never compiled.
 JIT_METHOD_LIMIT = 8000
 # Scoring sums: name → the per-row term summed as Σw·term (n is a count).
 _BEFORE = {"confidence": row.CONFIDENCE, "nll": row.NLL, "brier": row.BRIER}
-_AFTER = ("confidence", "nll", "brier", "g", "h")
+_AFTER = ("confidence", "nll", "brier")
 
 
 @dataclass
@@ -77,8 +80,6 @@ class _KeyScores:
 
     n_eval: int = 0
     bins: list[tuple[int, int, dict[str, float]]] = field(default_factory=list)
-    fit_gradient: float = 0.0
-    fit_curvature: float = 0.0
 
 
 def multiclass_recalibration_rows(
@@ -94,9 +95,10 @@ def multiclass_recalibration_rows(
     assert recalibration is not None
     sets = table_slice_sets(config)
     base = _base(rows, config, num_classes)
-    fits = fit_temperatures(rows, config, sets, num_classes, valid_rows or {})
+    fitted = fit_temperatures(rows, config, sets, num_classes, valid_rows or {})
+    fits = fitted.fits
     scored = recalibration.after != "none"
-    scores = _scoring_pass(base, config, sets, num_classes, fits) if scored else {}
+    scores = _scoring_pass(base, config, sets, num_classes, fitted) if scored else {}
     out = []
     for key in sorted(set(fits) | set(scores), key=sort_key):
         overall = fits.get((key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE))
@@ -134,47 +136,50 @@ def _scoring_pass(
     config: Config,
     sets: Sequence[Sequence[str]],
     num_classes: int,
-    fits: dict[Key, KeyFit],
+    fitted: Fits,
 ) -> dict[Key, _KeyScores]:
-    """Key → its scoring sums at its T̂, or its model version's overall T̂ when the fit did
-    not see the key (keys without either are scored before only)."""
-    spark = base.sparkSession
-    table = local_dataframe(
-        spark,
-        [
-            (key[0], key[1], key[2], 1.0 / fit.temperature)
+    """Key → its evaluated rows' sums by bin before and after the deployed map.
+
+    Each row takes the β̂ of its own slice value in the most specific slice set (most
+    columns first, then config order) whose key has a fit of its own, else its model
+    version's overall β̂, as ``recalibrate`` applies the maps: one broadcast join per set on
+    the set's columns. Its K exponentials are computed once, at that β̂. The rows are summed
+    per fine group (model version and every slice column), fit flag and bins, and only that
+    small table is copied per slice set, labelled and re-summed per key."""
+    fits = fitted.fits
+    overall_rows = [
+        (key[0], 1.0 / fit.temperature)
+        for key, fit in fits.items()
+        if (key[1], key[2]) == (OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE)
+        and fit.temperature is not None
+    ]
+    frame = _join_betas(base, [row.MODEL_VERSION], overall_rows, _OVERALL_BETA)
+    positions = {name: i for i, name in enumerate(config.slice_columns())}
+    candidates = []
+    for index in sorted(range(len(sets)), key=lambda i: (-len(sets[i]), i)):
+        columns = sets[index]
+        name = slice_name(columns)
+        own = [
+            (key[0], *fitted.values[key], 1.0 / fit.temperature)
             for key, fit in fits.items()
-            if fit.temperature is not None
-        ],
-        f"_v string, _n string, _w string, {BETA} double",
-    )
-    overall = local_dataframe(
-        spark,
-        [
-            (key[0], 1.0 / fit.temperature)
-            for key, fit in fits.items()
-            if key[1] == OVERALL_SLICE_NAME and fit.temperature is not None
-        ],
-        "_ov string, _overall_beta double",
-    )
-    # A key without fit rows (a slice value seen only in the evaluated rows) is not in
-    # ``table``: it takes its model version's overall T̂, as a fallback key does.
-    joined = (
-        join_key(labelled(base, config, sets), table)
-        .join(
-            F.broadcast(overall),
-            on=F.col(row.MODEL_VERSION).eqNullSafe(F.col("_ov")),
-            how="left",
-        )
-        .withColumn(BETA, F.coalesce(F.col(BETA), F.col("_overall_beta")))
-        .drop("_ov", "_overall_beta")
-    )
+            if key[1] == name
+            and fit.temperature is not None
+            and not fit.fallback
+            and key in fitted.values
+        ]
+        if not columns or not own:
+            continue
+        keys = [row.MODEL_VERSION, *[row.slice_key(positions[c]) for c in columns]]
+        frame = _join_betas(frame, keys, own, f"{BETA}{index}")
+        candidates.append(F.col(f"{BETA}{index}"))
+    frame = frame.withColumn(BETA, F.coalesce(*candidates, F.col(_OVERALL_BETA)))
     d = shifted(num_classes)
     beta = F.col(BETA)
     exponentials = exponential_columns(d, beta)
     m, squares = projected_moments(d, beta)
-    keys = [row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE, FIT_FLAG, row.BIN]
-    sums = joined.select("*", *[e.alias(name) for name, e in exponentials.items()]).select(
+    groups = [row.MODEL_VERSION, *slice_key_columns(config)]
+    keys = [*groups, FIT_FLAG, row.BIN]
+    sums = frame.select("*", *[e.alias(name) for name, e in exponentials.items()]).select(
         *keys,
         row.WEIGHT,
         row.CORRECT,
@@ -198,33 +203,64 @@ def _scoring_pass(
         bin_index(F.col("_after_confidence"), config.binning.n_bins, config.binning.edges),
     )
     weight = F.col(row.WEIGHT)
-    summed = after.groupBy(*keys, BIN_AFTER).agg(
-        F.count(F.lit(1)).alias("n"),
-        F.sum(weight).alias("w"),
-        F.sum(weight * F.col(row.CORRECT)).alias("correct"),
-        *[F.sum(weight * F.col(term)).alias(f"{name}_before") for name, term in _BEFORE.items()],
-        *[F.sum(weight * F.col(f"_after_{name}")).alias(f"{name}_after") for name in _AFTER],
+    sums_before = [f"{name}_before" for name in _BEFORE]
+    sums_after = [f"{name}_after" for name in _AFTER]
+    fine = (
+        after.where(F.col(FIT_FLAG) != 1)
+        .groupBy(*keys, BIN_AFTER)
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum(weight).alias("w"),
+            F.sum(weight * F.col(row.CORRECT)).alias("correct"),
+            *[
+                F.sum(weight * F.col(term)).alias(f"{name}_before")
+                for name, term in _BEFORE.items()
+            ],
+            *[F.sum(weight * F.col(f"_after_{name}")).alias(f"{name}_after") for name in _AFTER],
+        )
+    )
+    summed = (
+        labelled(fine, config, sets)
+        .groupBy(row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE, row.BIN, BIN_AFTER)
+        .agg(
+            *[F.sum(name).alias(name) for name in ("n", "w", "correct", *sums_before, *sums_after)]
+        )
     )
     with _compiled_methods_only(summed.sparkSession):
         collected = summed.collect()
     scores: dict[Key, _KeyScores] = {}
+    key_columns = (row.MODEL_VERSION, SLICE_NAME, SLICE_VALUE, row.BIN, BIN_AFTER, "n")
     for r in collected:
         key = (r[row.MODEL_VERSION], r[SLICE_NAME], r[SLICE_VALUE])
         found = scores.setdefault(key, _KeyScores())
-        flag = int(r[FIT_FLAG])
-        if flag != 0:
-            found.fit_gradient += float(r["g_after"] or 0.0)
-            found.fit_curvature += float(r["h_after"] or 0.0)
-        if flag != 1:
-            found.n_eval += int(r["n"])
-            values = {
-                name: float(r[name]) if r[name] is not None else float("nan")
-                for name in r.asDict()
-                if name not in (*keys, BIN_AFTER, "n")
-            }
-            bin_after = -1 if r[BIN_AFTER] is None else int(r[BIN_AFTER])
-            found.bins.append((int(r[row.BIN]), bin_after, values))
+        found.n_eval += int(r["n"])
+        values = {
+            name: float(r[name]) if r[name] is not None else float("nan")
+            for name in r.asDict()
+            if name not in key_columns
+        }
+        bin_after = -1 if r[BIN_AFTER] is None else int(r[BIN_AFTER])
+        found.bins.append((int(r[row.BIN]), bin_after, values))
     return scores
+
+
+def _join_betas(
+    frame: DataFrame, keys: list[str], rows: list[tuple[Any, ...]], beta: str
+) -> DataFrame:
+    """``frame`` with ``beta`` from ``rows`` (the values of ``keys``, then β) left-joined by a
+    broadcast on ``keys`` (null-safe); null where no row matches."""
+    types = {f.name: f.dataType for f in frame.schema.fields}
+    names = [f"_k{i}" for i in range(len(keys))]
+    schema = StructType(
+        [StructField(n, types[k]) for n, k in zip(names, keys, strict=True)]
+        + [StructField(beta, DoubleType())]
+    )
+    table = local_dataframe(frame.sparkSession, rows, schema)
+    condition = reduce(
+        lambda left, right: left & right,
+        [F.col(k).eqNullSafe(F.col(n)) for k, n in zip(keys, names, strict=True)],
+    )
+    return frame.join(F.broadcast(table), on=condition, how="left").drop(*names)
 
 
 @contextmanager
@@ -257,10 +293,6 @@ def _row(
     parameters: dict[str, float] | None = None
     if fit.temperature is not None:
         parameters = {"temperature": fit.temperature, "fit_sample_rate": fit.sample_rate}
-        if scored and not fit.fallback and fit.interior:
-            step = newton_step(fit.temperature, scores.fit_gradient, scores.fit_curvature)
-            if step is not None:
-                parameters["temperature_step"] = step
     if not scored:
         return (
             *key,

@@ -1,13 +1,14 @@
 """Multiclass fit rows → each key's T̂: a hash-chosen sample of the fit rows, cached once, and a
 safeguarded Newton search on its exact NLL (``temperature_search``), one Spark pass a step.
 
-**Sample.** A fit row of model version v is kept when its ``_row_code`` (xxhash64 of the input
-columns the config reads) mod 2³⁰ < r_v·2³⁰, with r_v = min(1, ``max_fit_rows`` / N_v) and
-N_v the valid rows of v that the scan counted (every row with ``max_fit_rows: null``). The
-choice depends on the row's values only, so a rerun keeps the same rows. The sample holds
-about r_v times v's fit rows: at most ``max_fit_rows`` in expectation, that many when every
-valid row is a fit row, fewer when ``fit`` selects a part of them. It is cached for the
-passes and released after.
+**Sample.** A fit row is kept when its ``_row_code`` (xxhash64 of the input columns the config
+reads) mod 2³⁰ < r·2³⁰, with r = min(1, ``max_fit_rows`` / N) and N the valid rows the scan
+counted, all model versions together (r = 1 with ``max_fit_rows: null``). The choice depends
+on the row's values only, so a rerun keeps the same rows. The sample holds about r times the
+fit rows: at most ``max_fit_rows`` in expectation, that many when every valid row is a fit
+row, fewer when ``fit`` selects a part of them. Every model version (every day of a
+backfill) is sampled at the same rate. The sample is cached for the passes and released
+after.
 
 **Passes.** The first sums, per key (model version × slice set × value), the sampled fit rows'
 n, G and H at the nine β of ``FIRST_BETAS`` (one copy of a row per β, summed per fine group,
@@ -76,8 +77,8 @@ HASH_RANGE = 1 << 30
 @dataclass(frozen=True)
 class KeyFit:
     """One key's fit: its sampled fit rows' n, T̂, whether it is its model version's overall T̂
-    (``fallback``), whether T̂ is interior (not at a bound), the sampling rate r_v of its
-    model version and the Newton passes its search took."""
+    (``fallback``), whether T̂ is interior (not at a bound), the run's sampling rate r and
+    the Newton passes its search took."""
 
     n_fit: int = 0
     temperature: float | None = None
@@ -87,13 +88,22 @@ class KeyFit:
     passes: int = 0
 
 
-def sample_rates(
-    valid_rows: Mapping[str | None, int], max_fit_rows: int | None
-) -> dict[str | None, float]:
-    """r_v = min(1, ``max_fit_rows`` / N_v) per model version (1 without a bound)."""
-    if max_fit_rows is None:
-        return dict.fromkeys(valid_rows, 1.0)
-    return {v: min(1.0, max_fit_rows / n) if n > 0 else 1.0 for v, n in valid_rows.items()}
+def sample_rate(valid_rows: Mapping[str | None, int], max_fit_rows: int | None) -> float:
+    """r = min(1, ``max_fit_rows`` / N), N the valid rows of every model version (1 without a
+    bound)."""
+    total = sum(valid_rows.values())
+    if max_fit_rows is None or total <= max_fit_rows:
+        return 1.0
+    return max_fit_rows / total
+
+
+@dataclass(frozen=True)
+class Fits:
+    """Each key's fit, and the values of its slice set's columns (in the set's order) for the
+    keys the sample saw."""
+
+    fits: dict[Key, KeyFit]
+    values: dict[Key, tuple[Any, ...]]
 
 
 def fit_temperatures(
@@ -102,12 +112,12 @@ def fit_temperatures(
     sets: Sequence[Sequence[str]],
     num_classes: int,
     valid_rows: Mapping[str | None, int],
-) -> dict[Key, KeyFit]:
+) -> Fits:
     """Each key's fit from the canonical ``rows`` (with ``_row_code`` and ``_logits``)."""
     recalibration = config.recalibration
     assert recalibration is not None
-    rates = sample_rates(valid_rows, recalibration.max_fit_rows)
-    sample = _sample(rows, config, num_classes, rates).persist(StorageLevel.MEMORY_AND_DISK)
+    rate = sample_rate(valid_rows, recalibration.max_fit_rows)
+    sample = _sample(rows, config, num_classes, rate).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts, states, groups = _first_pass(sample, config, sets, num_classes)
         searched = {
@@ -125,7 +135,6 @@ def fit_temperatures(
         sample.unpersist()
     fits: dict[Key, KeyFit] = {}
     for key, n in counts.items():
-        rate = rates.get(key[0], 1.0)
         overall = searched.get((key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE))
         own = searched.get(key)
         if own is not None:
@@ -133,23 +142,35 @@ def fit_temperatures(
         else:
             found = overall.temperature if overall is not None else None
             fits[key] = KeyFit(n, found, fallback=True, sample_rate=rate)
-    return fits
+    return Fits(fits, _key_values(groups, config, sets))
+
+
+def _key_values(
+    groups: _Groups, config: Config, sets: Sequence[Sequence[str]]
+) -> dict[Key, tuple[Any, ...]]:
+    """Key → the values of its set's slice columns, read off any of its fine groups."""
+    positions = {name: i for i, name in enumerate(config.slice_columns())}
+    found: dict[Key, tuple[Any, ...]] = {}
+    for values, keys in zip(groups.values, groups.keys, strict=True):
+        for columns, key in zip(sets, keys, strict=True):
+            if key not in found:
+                # values[0] is the model version; the slice columns follow.
+                found[key] = tuple(values[1 + positions[name]] for name in columns)
+    return found
 
 
 def _own_fit(key: Key, n: int, min_fit_rows: int) -> bool:
     return (key[1], key[2]) == (OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE) or n >= min_fit_rows
 
 
-def _sample(
-    rows: DataFrame, config: Config, num_classes: int, rates: Mapping[str | None, float]
-) -> DataFrame:
+def _sample(rows: DataFrame, config: Config, num_classes: int, rate: float) -> DataFrame:
     """The sampled valid fit rows: model version, slice columns, weight and shifted logits.
 
     The code's filter comes first, so a row the sample leaves out is neither checked nor
     shifted (Spark evaluates the combined filter left to right)."""
-    if any(rate < 1.0 for rate in rates.values()):
+    if rate < 1.0:
         code = F.pmod(F.col(row.ROW_CODE), F.lit(HASH_RANGE))
-        rows = rows.where(code < _threshold(F.col(row.MODEL_VERSION), rates))
+        rows = rows.where(code < F.lit(int(rate * HASH_RANGE)))
     fit = F.col(row.FIT) != 0 if row.FIT in rows.columns else F.lit(True)
     shifted_columns = shifted_logits(F.col(row.LOGITS), F.col(row.LABEL), num_classes)
     return rows.where(F.col(row.REASON).isNull() & fit).select(
@@ -157,16 +178,6 @@ def _sample(
         row.WEIGHT,
         *[expression.alias(name) for name, expression in shifted_columns.items()],
     )
-
-
-def _threshold(version: Column, rates: Mapping[str | None, float]) -> Column:
-    """r_v·2³⁰ of the row's model version (2³⁰, every row, for a version the scan did not
-    count)."""
-    found: Column = F.lit(HASH_RANGE)
-    for name, rate in rates.items():
-        matches = version.isNull() if name is None else version == F.lit(name)
-        found = F.when(matches, F.lit(int(rate * HASH_RANGE))).otherwise(found)
-    return found
 
 
 def _class_sums(frame: DataFrame, num_classes: int, beta: Column, keys: list[str]) -> DataFrame:

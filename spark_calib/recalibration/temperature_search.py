@@ -119,12 +119,3 @@ def advance(state: SearchState, gradient: float, curvature: float) -> SearchStat
     if high - low <= RELATIVE_TOLERANCE * low or passes >= MAX_PASSES:
         return SearchState(low, high, following, passes, 1.0 / following, interior=True)
     return SearchState(low, high, following, passes)
-
-
-def newton_step(temperature: float, gradient: float, curvature: float) -> float | None:
-    """T′ − T̂ with 1/T′ = 1/T̂ − G/H: how far one exact Newton step moves the fit (None when
-    H = 0)."""
-    if curvature <= 0.0:
-        return None
-    beta = 1.0 / temperature - gradient / curvature
-    return 1.0 / beta - temperature if beta > 0.0 else None

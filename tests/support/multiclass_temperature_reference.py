@@ -57,16 +57,6 @@ def scaled_scores(
     }
 
 
-def newton_step(z: FloatArray, y: IntArray, w: FloatArray, temperature: float) -> float:
-    """T′ − T for one Newton step on β = 1/T from T: β′ = β − Σw(E_p[z] − z_y) / Σw·Var_p(z)."""
-    beta = 1.0 / temperature
-    p = np.exp(log_softmax(beta * z, axis=1))
-    mean = (p * z).sum(axis=1)
-    variance = (p * z * z).sum(axis=1) - mean**2
-    gradient = np.sum(w * (mean - z[np.arange(len(y)), y]))
-    return float(1.0 / (beta - gradient / np.sum(w * variance)) - temperature)
-
-
 def scaled_bins(
     z: FloatArray, y: IntArray, w: FloatArray, temperature: float, n_bins: int
 ) -> list[tuple[int, float, float, float]]:
