@@ -106,7 +106,7 @@ def _compare(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=5_000_000)
-    parser.add_argument("--rows-100", type=int, default=2_000_000)
+    parser.add_argument("--rows-100", type=int, default=2_000_000, help="0 to skip K = 100")
     parser.add_argument("--max-fit-rows", type=int, default=1_000_000)
     parser.add_argument("--cifar-max-fit-rows", type=int, default=10_000)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -115,6 +115,8 @@ def main() -> None:
     spark = build_session()
     records = []
     for task, rows in (("multiclass10", args.rows), ("multiclass100", args.rows_100)):
+        if rows <= 0:
+            continue
         path = str(ensure_log(spark, args.cache, task, rows))
         config = C.config(task, C.TYPICAL_SLICES, ["ece"])
         records.append(_compare(spark, f"{task} {rows:,}", path, config, args.max_fit_rows))
