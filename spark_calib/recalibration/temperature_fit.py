@@ -77,15 +77,12 @@ HASH_RANGE = 1 << 30
 @dataclass(frozen=True)
 class KeyFit:
     """One key's fit: its sampled fit rows' n, T̂, whether it is its model version's overall T̂
-    (``fallback``), whether T̂ is interior (not at a bound), the run's sampling rate r and
-    the Newton passes its search took."""
+    (``fallback``) and the run's sampling rate r."""
 
     n_fit: int = 0
     temperature: float | None = None
     fallback: bool = False
-    interior: bool = False
     sample_rate: float = 1.0
-    passes: int = 0
 
 
 def sample_rate(valid_rows: Mapping[str | None, int], max_fit_rows: int | None) -> float:
@@ -138,7 +135,7 @@ def fit_temperatures(
         overall = searched.get((key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE))
         own = searched.get(key)
         if own is not None:
-            fits[key] = KeyFit(n, own.temperature, False, own.interior, rate, own.passes)
+            fits[key] = KeyFit(n, own.temperature, fallback=False, sample_rate=rate)
         else:
             found = overall.temperature if overall is not None else None
             fits[key] = KeyFit(n, found, fallback=True, sample_rate=rate)
