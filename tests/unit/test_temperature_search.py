@@ -110,3 +110,12 @@ def test_the_search_stops_after_max_passes() -> None:
     # A gradient whose Newton step stays large: the pass limit ends the search.
     done = advance(state, -0.1, 1.0)
     assert done.done and done.passes == MAX_PASSES
+
+
+def test_the_sampling_rate_is_one_bound_for_the_run() -> None:
+    from spark_calib.recalibration.temperature_fit import sample_rate
+
+    # 4,000 of 16,000 valid rows over two versions: r = ¼; under the bound or without one: 1.
+    assert sample_rate({"v1": 6_000, "v2": 10_000}, 4_000) == 0.25
+    assert sample_rate({"v1": 6_000, "v2": 10_000}, 16_000) == 1.0
+    assert sample_rate({"v1": 6_000}, None) == 1.0
