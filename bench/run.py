@@ -56,8 +56,17 @@ PANDAS_MAX_ROWS = 50_000_000
 MULTICLASS_MIN_ROWS = 100_000
 MULTICLASS_TASKS = ("multiclass10", "multiclass100")
 CLASSWISE = "spark_calib_classwise"
-# classwise_ece: the classwise cases without their classwise_ece variant (temperature only).
-SKIPPABLE = ("mllib", "pandas", "classwise", "classwise_ece", "scaling", "low_memory")
+# classwise_ece: the classwise cases without their classwise_ece variant (temperature only);
+# temperature_scoring: without their fit + scoring variant (the fit alone stays).
+SKIPPABLE = (
+    "mllib",
+    "pandas",
+    "classwise",
+    "classwise_ece",
+    "temperature_scoring",
+    "scaling",
+    "low_memory",
+)
 TYPICAL = "typical"
 WIDE = "wide"
 METRICS_ALL = "metrics_all"
@@ -183,10 +192,16 @@ def _without_cox(task: str) -> C.Config:
 
 
 def _classwise_cases(
-    ctx: Context, task: str, rows: int, minimum: int, with_classwise: bool = True
+    ctx: Context,
+    task: str,
+    rows: int,
+    minimum: int,
+    with_classwise: bool = True,
+    with_scoring: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Default metrics vs + classwise_ece (unless not ``with_classwise``) and vs temperature
-    scaling on multiclass logs (K + 1 items per row)."""
+    scaling (fit and scoring pass unless not ``with_scoring``, and the fit alone) on
+    multiclass logs (K + 1 items per row)."""
     tasks = MULTICLASS_TASKS if task == C.BINARY else (task,)
     cases = {}
     for multiclass in tasks:
@@ -198,15 +213,17 @@ def _classwise_cases(
             relative.append((CLASSWISE, SPARK_CALIB))
         # Multiclass temperature scaling, fitted and evaluated on the same rows: a sampled fit
         # (at most 1M rows, cached) and one scoring pass; and the fit alone (after: none).
-        configs[TEMPERATURE] = {
-            **configs[SPARK_CALIB],
-            "recalibration": {"methods": ["temperature"]},
-        }
+        if with_scoring:
+            configs[TEMPERATURE] = {
+                **configs[SPARK_CALIB],
+                "recalibration": {"methods": ["temperature"]},
+            }
+            relative.append((TEMPERATURE, SPARK_CALIB))
         configs[TEMPERATURE_FIT] = {
             **configs[SPARK_CALIB],
             "recalibration": {"methods": ["temperature"], "after": "none"},
         }
-        relative += [(TEMPERATURE, SPARK_CALIB), (TEMPERATURE_FIT, SPARK_CALIB)]
+        relative.append((TEMPERATURE_FIT, SPARK_CALIB))
         name = f"classwise_{multiclass}"
         case = run_case(ctx, name, multiclass, size, configs, relative=relative)
         if size != rows:
@@ -435,7 +452,12 @@ def _all_cases(
     if "classwise" not in skip:
         cases.update(
             _classwise_cases(
-                ctx, task, rows, multiclass_min_rows, with_classwise="classwise_ece" not in skip
+                ctx,
+                task,
+                rows,
+                multiclass_min_rows,
+                with_classwise="classwise_ece" not in skip,
+                with_scoring="temperature_scoring" not in skip,
             )
         )
     return cases
