@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -32,6 +34,7 @@ from spark_calib.rows.canonical import canonical_rows, reason_expression
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.needs import config_needs
 from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
+from spark_calib.slice_search.search import search_slices
 from spark_calib.slicing.plan import choose_strategy
 from spark_calib.stats.aggregate import aggregate_stats
 from spark_calib.stats.combine import bin_grain
@@ -65,6 +68,10 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     Platt maps row by row; the multiclass temperature takes two more passes over ``df`` (its
     logits are not summable).
 
+    With ``slice_search``, the search runs after the scan (at most ``max_level`` more passes
+    over ``df``) into ``result.slice_search``, and its ``multicalibration_error`` rows are
+    appended to ``result.metrics``.
+
     Raises ``InvalidRowsError`` (with counts per reason) when the fraction of invalid rows is
     above ``max_invalid_fraction``. Call ``result.unpersist()`` when done with the outputs.
     """
@@ -72,7 +79,15 @@ def evaluate(df: DataFrame, config: ConfigSource) -> EvaluationResult:
     result, _ = evaluation(
         df, cfg, check=lambda counts: check_invalid_fraction(reason_totals(counts), cfg)
     )
-    return result
+    if cfg.slice_search is None:
+        return result
+    try:
+        search = search_slices(df, cfg)
+    except Exception:
+        result.unpersist()
+        raise
+    metrics = result.metrics.unionByName(search.metrics)
+    return dataclasses.replace(result, metrics=metrics, slice_search=search)
 
 
 def check_invalid_fraction(counts: Mapping[str | None, int], cfg: Config, scope: str = "") -> None:
@@ -131,7 +146,9 @@ def evaluation(
         stats_df = local
     outputs = _outputs(cfg, specs)
     finished = _finished(stats_df, head, cfg, specs, outputs)
-    tables = {name: finished.outputs[name] for name in outputs if name not in _OWN_FIELDS}
+    tables: dict[str, Any] = {
+        name: finished.outputs[name] for name in outputs if name not in _OWN_FIELDS
+    }
     result = EvaluationResult(
         metrics=_metrics(stats_df, rows, cfg, specs, finished.outputs[METRICS]),
         reliability=finished.outputs[RELIABILITY],

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 
 from spark_calib.config import Config
+from spark_calib.slice_search.search import SliceSearchResult
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class EvaluationResult:
             slice × method, with ECE, NLL, Brier and
             accuracy of the evaluated rows before and after
             (``spark_calib.recalibration.table``).
+        slice_search: with ``slice_search``: the search's ranked slices, summary and
+            reliability (``spark_calib.slice_search.search``); ``metrics`` then also holds
+            each model version's ``multicalibration_error`` and ``multicalibration_error_p``.
     """
 
     metrics: DataFrame
@@ -56,6 +60,7 @@ class EvaluationResult:
     roc: DataFrame | None = None
     regression_calibration: DataFrame | None = None
     recalibration: DataFrame | None = None
+    slice_search: SliceSearchResult | None = None
     _cached: tuple[DataFrame, ...] = field(default=(), repr=False)
 
     @property

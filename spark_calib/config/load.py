@@ -157,7 +157,8 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel]) ->
     with its suggestion is the useful half."""
     errors = error.errors()
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    location = [str(part) for part in first["loc"]]
+    # A union member's validator adds a part like "function-after[_check(), Model]": not a key.
+    location = [str(part) for part in first["loc"] if not str(part).startswith("function-")]
     key = ".".join(location)
     kind = first["type"]
     if kind == "extra_forbidden":

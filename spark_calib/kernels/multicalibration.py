@@ -26,6 +26,13 @@ count.
   of its lower equal-width edge k/1000 (b = ⌊k·M/1000⌋): the rows' M-bin ECE exactly when M
   divides 1000; otherwise a 0.001-wide cell that straddles a bin edge goes whole to the lower
   bin.
+- ``ece_null`` = √(2/π) · Σ_b √V_b / W, V_b = Σ_{i∈b} w² s(1 − s): the mean of the ECE a
+  perfectly calibrated model shows on these rows, each bin's gap Σ_b w (s − y) / W taken as
+  N(0, V_b/W²) (E|N(0, σ²)| = σ√(2/π)); ``ece_excess`` = ece − ece_null, its standard
+  deviation under the same model ``ece_excess_se`` = √((1 − 2/π) Σ_b V_b) / W, and
+  ``ece_excess_z`` = ece_excess / ece_excess_se (null when the se is 0). The rows' own s
+  gives V_b, where the metrics table's ``ece_null`` (docs/uncertainty.md) has only the bin's
+  mean prediction and n_eff.
 - ``score_bound``: an upper bound on the ``ecce_sigma`` and on the |citl_z| of *every subset*
   of the segment's rows: √max(A, B). The range of a path is at most its total rise or its total
   fall, so ecce·W ≤ max(P, N) with P = Σ_{y=1} w(1 − s) and N = Σ_{y=0} w s; V ≥ V₊ (the y = 1
@@ -64,6 +71,10 @@ SEGMENT_COLUMNS = (
     "calibration_in_the_large",
     "citl_z",
     "ece",
+    "ece_null",
+    "ece_excess",
+    "ece_excess_se",
+    "ece_excess_z",
     "score_bound",
 )
 
@@ -197,12 +208,18 @@ def segment_scores(
     bin_key = position * n_bins + bins
     gap = np.bincount(bin_key, weights=columns["ws"] - columns["wy"], minlength=size * n_bins)
     ece = np.abs(gap).reshape(size, n_bins).sum(axis=1) * inv_weight
+    bin_variance = np.bincount(bin_key, weights=columns["w2v"], minlength=size * n_bins)
+    root = np.sqrt(np.maximum(bin_variance, 0.0)).reshape(size, n_bins).sum(axis=1)
+    ece_null = math.sqrt(2.0 / math.pi) * root * inv_weight
+    ece_excess = ece - ece_null
+    excess_se = np.sqrt((1.0 - 2.0 / math.pi) * np.maximum(variance, 0.0)) * inv_weight
     bin_weight = np.bincount(bin_key, weights=columns["w"], minlength=size * n_bins)
     bin_predicted = np.bincount(bin_key, weights=columns["ws"], minlength=size * n_bins)
     bin_observed = np.bincount(bin_key, weights=columns["wy"], minlength=size * n_bins)
     with np.errstate(divide="ignore", invalid="ignore"):
         bin_prediction = np.where(bin_weight > 0, bin_predicted / bin_weight, np.nan)
         bin_label = np.where(bin_weight > 0, bin_observed / bin_weight, np.nan)
+        excess_z = np.where(excess_se > 0.0, ece_excess / excess_se, np.nan)
     return {
         "segment": ids,
         "n": n,
@@ -218,6 +235,10 @@ def segment_scores(
         "calibration_in_the_large": (predicted - observed) * inv_weight,
         "citl_z": citl_z,
         "ece": ece,
+        "ece_null": ece_null,
+        "ece_excess": ece_excess,
+        "ece_excess_se": excess_se,
+        "ece_excess_z": excess_z,
         "score_bound": np.sqrt(odds),
         "bin_weight": bin_weight.reshape(size, n_bins),
         "bin_prediction": bin_prediction.reshape(size, n_bins),

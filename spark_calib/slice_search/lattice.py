@@ -1,9 +1,9 @@
 """The search lattice on the driver: which segments each level scores, which it prunes, and
 the ranked report (no Spark here; the levels' scores come from ``spark_calib.slice_search.rows``).
 
-Per model version, with z the ranking score (``ecce_sigma``, or |citl_z| for
-``calibration_in_the_large``) and "rankable" meaning n ≥ ``min_rows``, weight ≥ ``min_weight``
-and a finite or infinite z:
+Per model version, with z the ranking score (``ecce_sigma``; |citl_z| for
+``calibration_in_the_large``; ``ece_excess_z`` for ``ece_excess``) and "rankable" meaning
+n ≥ ``min_rows``, weight ≥ ``min_weight`` and a finite or infinite z:
 
 - **Level 1** scores every (column = value), and the overall segment.
 - **Level l + 1** (apriori, Agrawal & Srikant 1994; SliceLine's enumeration): the children are
@@ -14,7 +14,8 @@ and a finite or infinite z:
 - **Pruning by bound** (``prune``): a child's z is at most the smallest ``score_bound`` of its
   parents (``spark_calib.kernels.multicalibration``). A child whose bound is below θ, the
   ``top_k``-th largest z among the rankable segments scored so far, cannot enter the top_k: it
-  is counted as tested (p = 1) and not scored. θ only grows, so the ``top_k`` largest z over
+  is counted as tested (p = 1) and not scored (not for ``ece_excess``: the bound does not
+  hold for it, so it prunes by size alone). θ only grows, so the ``top_k`` largest z over
   every rankable segment of the lattice are exactly those of the search.
 - **Multiple testing** over the m segments tested of the version (scored and rankable, plus the
   pruned ones): Benjamini–Hochberg's adjusted p = min_{j ≥ i} min(1, m·p_(j)/j) over the sorted
@@ -156,7 +157,7 @@ class Lattice:
         for version, by_columns in parents.items():
             theta = self.threshold(version)
             for columns, values, bound in _children(by_columns):
-                if self.search.prune and bound < theta:
+                if self.search.prune and self.search.score != "ece_excess" and bound < theta:
                     self.pruned[version] += 1
                     count.pruned += 1
                     continue
@@ -224,6 +225,12 @@ class Lattice:
         if self.search.score == "ecce_sigma":
             segment.z = _number(s["ecce_sigma"])
             segment.p_value = _number(s["ecce_p"], 1.0)
+        elif self.search.score == "ece_excess":
+            z = _number(s["ece_excess_z"])
+            segment.z = z
+            segment.p_value = (
+                1.0 if math.isnan(z) else float(erfc(np.array([z / math.sqrt(2)]))[0]) / 2.0
+            )
         else:
             z = abs(_number(s["citl_z"]))
             segment.z = z

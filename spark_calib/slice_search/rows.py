@@ -18,14 +18,16 @@ combination −1), and summed per (model version, combination, codes, cell).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import NumericType
+from pyspark.sql.types import DataType, NumericType
 
 from spark_calib.config import Config
+from spark_calib.config.slice_search import SliceSearchConfig
 from spark_calib.constants import OVERALL_SLICE_VALUE
 from spark_calib.errors import SchemaError
 from spark_calib.kernels.multicalibration import (
@@ -56,6 +58,10 @@ OVERALL_COMBO = -1
 # Groups of the grouped Arrow pass: each holds whole segments, so a group's kernel call is
 # vectorised over many segments rather than one Python call per segment.
 KERNEL_GROUPS = 32
+# percentile_approx's accuracy for ``bins`` cuts (rank error ≤ 1/accuracy of the rows), and
+# the significant digits the edges keep.
+QUANTILE_ACCURACY = 10_000
+EDGE_DIGITS = 6
 
 
 def value_column(index: int) -> str:
@@ -63,29 +69,77 @@ def value_column(index: int) -> str:
     return f"_value_{index}"
 
 
-def search_rows(df: DataFrame, cfg: Config) -> DataFrame:
-    """The search rows of ``df`` (the module docstring); no Spark action."""
+def cut_edges(df: DataFrame, cfg: Config) -> dict[str, tuple[float, ...]]:
+    """Candidate column → the edges its values are cut at: the given ``edges``, or for
+    ``bins: N`` the N − 1 quantiles k/N of the column's non-null input values (unweighted,
+    ``percentile_approx`` with accuracy ``QUANTILE_ACCURACY``: each within 1/10,000 of the
+    rows of its rank), rounded to ``EDGE_DIGITS`` significant digits (the labels show them
+    whole) and with repeats dropped. One Spark job when a column has ``bins``, none else.
+    Raises ``SchemaError`` for a cut of a non-numeric column."""
     search = cfg.slice_search
     assert search is not None
-    names = search.column_names()
+    _checked_types(df, cfg)
+    cuts = [cut for name in search.column_names() if (cut := search.cut_of(name)) is not None]
+    edges = {cut.column: cut.edges for cut in cuts if cut.edges is not None}
+    binned = [cut for cut in cuts if cut.bins is not None]
+    if not binned:
+        return edges
+    found = df.agg(
+        *[
+            F.percentile_approx(
+                F.col(cut.column).cast("double"),
+                [k / cut.bins for k in range(1, cut.bins)],
+                QUANTILE_ACCURACY,
+            ).alias(f"_q{i}")
+            for i, cut in enumerate(binned)
+            if cut.bins is not None
+        ]
+    ).first()
+    assert found is not None
+    for i, cut in enumerate(binned):
+        values = found[f"_q{i}"] or []
+        kept = {float(f"{v:.{EDGE_DIGITS}g}") for v in values if v is not None and math.isfinite(v)}
+        edges[cut.column] = tuple(sorted(kept))
+    return edges
+
+
+def _as_slices(cfg: Config, search: SliceSearchConfig) -> Config:
+    """``cfg`` with one slice set per candidate column."""
+    return cfg.model_copy(update={"slices": tuple((name,) for name in search.column_names())})
+
+
+def _checked_types(df: DataFrame, cfg: Config) -> dict[str, DataType]:
+    """``check_input_schema`` of the candidate columns as slices; ``SchemaError`` for a cut
+    of a non-numeric column."""
+    search = cfg.slice_search
+    assert search is not None
     check_input_schema(df, cfg)
-    as_slices = cfg.model_copy(update={"slices": tuple((name,) for name in names)})
-    types = check_input_schema(df, as_slices)
+    types = check_input_schema(df, _as_slices(cfg, search))
     by_name = {field.name: field.dataType for field in df.schema.fields}
-    for name in names:
-        if search.edges_of(name) is not None and not isinstance(by_name[name], NumericType):
+    for name in search.column_names():
+        if search.cut_of(name) is not None and not isinstance(by_name[name], NumericType):
             raise SchemaError(
                 f"slice_search column {name!r} has edges but type {by_name[name].simpleString()}"
                 f"; edges cut numeric columns only"
             )
-    rows = canonical_rows(df, as_slices, types, cfg.known_num_classes(), RowNeeds())
+    return types
+
+
+def search_rows(df: DataFrame, cfg: Config, edges: Mapping[str, tuple[float, ...]]) -> DataFrame:
+    """The search rows of ``df`` (the module docstring), numeric candidates cut at ``edges``
+    (``cut_edges``); no Spark action."""
+    search = cfg.slice_search
+    assert search is not None
+    names = search.column_names()
+    types = _checked_types(df, cfg)
+    rows = canonical_rows(df, _as_slices(cfg, search), types, cfg.known_num_classes(), RowNeeds())
     c, o, w = F.col(CONFIDENCE), F.col(OUTCOME), F.col(WEIGHT)
     valid = rows.where(F.col(REASON).isNull() & c.isNotNull() & o.isNotNull())
     infinity = F.lit(float("inf"))
     encoded = valid.select(
         F.col(MODEL_VERSION),
         *[
-            _encoded(F.col(slice_key(index)), search.edges_of(name)).alias(value_column(index))
+            _encoded(F.col(slice_key(index)), edges.get(name)).alias(value_column(index))
             for index, name in enumerate(names)
         ],
         cell_index(c).alias(CELL),
@@ -120,6 +174,13 @@ def range_label(low: float | None, high: float | None) -> str:
 def _encoded(value: Column, edges: tuple[float, ...] | None) -> Column:
     if edges is None:
         return slice_value_expression([value])
+    if not edges:
+        # A column with no non-null value has no quantiles: one range holds every value.
+        edges_text = escape_text(range_label(None, None))
+        return F.coalesce(
+            F.when(value.isNotNull(), F.lit(edges_text)),
+            slice_value_expression([F.lit(None).cast("string")]),
+        )
     labels = [range_label(None, edges[0])] + [
         range_label(low, high) for low, high in zip(edges, [*edges[1:], None], strict=True)
     ]

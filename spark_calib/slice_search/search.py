@@ -1,6 +1,7 @@
 """``search_slices``: where calibration breaks, over crossed segments nobody named.
 
-One Spark job per level (at most ``max_level``), each one pass over the input rows
+One Spark job per level (at most ``max_level``), each one pass over the input rows, and one
+more before them when a column is cut at quantiles (``bins``)
 (``spark_calib.slice_search.rows``); the lattice, pruning and report run on the driver over the
 levels' per-segment scores (``spark_calib.slice_search.lattice``). See ``docs/slice_search.md``.
 
@@ -8,8 +9,9 @@ Output tables (Spark DataFrames built on the driver from at most ``top_k`` rows 
 
 ``slices`` (the ``calibration_slice_search`` table): model_version, rank (1 = worst), level
 (predicates in the conjunction), slice_name, slice_value (the slices' encoding), n, weight_sum,
-score_name, score (ecce, or calibration_in_the_large), se (σ = √Σw²s(1−s)/W, the score's
-standard deviation under perfect calibration), z (score/se: ecce_sigma, or the signed citl z),
+score_name, score (ecce, calibration_in_the_large or ece_excess: the measure ``score`` ranks
+by), se (its standard deviation under perfect calibration: σ = √Σw²s(1−s)/W, or
+ece_excess_se), z (score/se: ecce_sigma, the signed citl z, or ece_excess_z),
 ecce, ecce_bound (the row ECCE is in [ecce, ecce + ecce_bound]), ecce_sigma, ece,
 calibration_in_the_large, calibration_ratio, mean_prediction, mean_label, p_value, p_adjusted,
 significant.
@@ -22,6 +24,12 @@ worst_slice_value.
 
 ``reliability``: model_version, rank (0 for the version's overall segment), bin, weight,
 mean_prediction, mean_label: each reported slice's M uniform bins (M = binning.n_bins).
+
+``metrics``: per model version, the metrics table's rows (``METRICS_ARROW_SCHEMA``, slice
+``overall``, class null) of ``multicalibration_error`` (as in ``summary``, with
+``error_bound`` = max over every segment scored of (ECCE + ecce_bound)/σ, minus it: the rows'
+MCE lies in [value, value + error_bound]) and ``multicalibration_error_p`` (its p-value); n
+and weight_sum are the version's. ``evaluate`` appends them to its metrics.
 
 ``segments`` (an Arrow table on the driver, for audits and tests): every segment scored, the
 overall ones (level 0) included: model_version, level, slice_name, slice_value, z, p_value,
@@ -40,12 +48,32 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib.config import Config
 from spark_calib.config.load import ConfigSource, load_config
+from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
 from spark_calib.errors import ConfigError
 from spark_calib.kernels.multicalibration import SEGMENT_COLUMNS
-from spark_calib.kernels.output_columns import spark_ddl
+from spark_calib.kernels.output_columns import (
+    ERROR_BOUND,
+    METRIC,
+    METRICS_ARROW_SCHEMA,
+    MODEL_VERSION,
+    SLICE_NAME,
+    SLICE_VALUE,
+    VALUE,
+    WEIGHT_SUM,
+    N,
+    spark_ddl,
+)
 from spark_calib.slice_search.lattice import Lattice, LevelCount, Segment
-from spark_calib.slice_search.rows import COMBO, level_segments, predicate_column, search_rows
+from spark_calib.slice_search.rows import (
+    COMBO,
+    cut_edges,
+    level_segments,
+    predicate_column,
+    search_rows,
+)
 
+MULTICALIBRATION_ERROR = "multicalibration_error"
+MULTICALIBRATION_ERROR_P = "multicalibration_error_p"
 SLICE_SEARCH_SCHEMA = pa.schema(
     [
         ("model_version", pa.string()),
@@ -107,6 +135,7 @@ class SliceSearchResult:
     reliability: DataFrame
     segments: pa.Table
     levels: tuple[LevelCount, ...]
+    metrics: DataFrame
 
 
 def search_slices(
@@ -115,15 +144,16 @@ def search_slices(
     progress: Callable[[str], None] | None = None,
 ) -> SliceSearchResult:
     """Search ``config.slice_search``'s crossed segments of ``df`` for miscalibration, per model
-    version. At most ``max_level`` Spark jobs, one pass over ``df`` each; ``progress`` (if
-    given) hears one line per level."""
+    version. At most ``max_level`` Spark jobs, one pass over ``df`` each (one more for the
+    quantiles of ``bins`` columns); ``progress`` (if given) hears one line per level."""
     cfg = load_config(config)
     search = cfg.slice_search
     if search is None:
         raise ConfigError("the config has no slice_search section: name its candidate columns")
     names = search.column_names()
     say = progress or (lambda _: None)
-    rows = search_rows(df, cfg)
+    edges = cut_edges(df, cfg)
+    rows = search_rows(df, cfg, edges)
     lattice = Lattice(search)
     combos = lattice.first_level()
     say(f"slice search level 1: {len(names)} columns")
@@ -161,6 +191,7 @@ def _result(
     slices: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     reliability: list[dict[str, Any]] = []
+    metrics: list[dict[str, Any]] = []
     for version in lattice.versions():
         reported = lattice.report(version)
         overall = lattice.overall[version]
@@ -185,21 +216,55 @@ def _result(
                 "worst_slice_value": worst.slice_value,
             }
         )
+        metrics.extend(_metric_rows(version, overall, worst, every))
     return SliceSearchResult(
         slices=_frame(spark, slices, SLICE_SEARCH_SCHEMA),
         summary=_frame(spark, summary, SUMMARY_SCHEMA),
         reliability=_frame(spark, reliability, RELIABILITY_SCHEMA),
         segments=_segments(lattice, names),
         levels=tuple(lattice.levels),
+        metrics=_frame(spark, metrics, METRICS_ARROW_SCHEMA),
     )
+
+
+def _metric_rows(
+    version: str | None, overall: Segment, worst: Segment, every: list[Segment]
+) -> list[dict[str, Any]]:
+    """The version's ``multicalibration_error`` and ``multicalibration_error_p`` rows."""
+    value = _sigma(worst)
+    upper = max(_sigma_upper(s) for s in every)
+    bound = 0.0 if math.isinf(value) else upper - value
+    common = {
+        MODEL_VERSION: version,
+        SLICE_NAME: OVERALL_SLICE_NAME,
+        SLICE_VALUE: OVERALL_SLICE_VALUE,
+        N: int(overall.scores["n"]),
+        WEIGHT_SUM: overall.scores["weight_sum"],
+    }
+    return [
+        {**common, METRIC: MULTICALIBRATION_ERROR, VALUE: value, ERROR_BOUND: bound},
+        {**common, METRIC: MULTICALIBRATION_ERROR_P, VALUE: worst.scores["ecce_p"]},
+    ]
+
+
+def _sigma_upper(segment: Segment) -> float:
+    """(ECCE + ecce_bound)/σ: the largest sigma-scale ECCE the segment's rows can have."""
+    s = segment.scores
+    top = s["ecce"] + s["ecce_bound"]
+    if s["sigma"] > 0:
+        return float(top / s["sigma"])
+    return math.inf if top > 0 else 0.0
 
 
 def _slice_row(
     lattice: Lattice, segment: Segment, rank: int, names: list[str], score: str
 ) -> dict[str, Any]:
     s = segment.scores
-    value = s["ecce"] if score == "ecce_sigma" else s["calibration_in_the_large"]
-    z = s["ecce_sigma"] if score == "ecce_sigma" else s["citl_z"]
+    value, se, z = {
+        "ecce_sigma": ("ecce", "sigma", "ecce_sigma"),
+        "calibration_in_the_large": ("calibration_in_the_large", "sigma", "citl_z"),
+        "ece_excess": ("ece_excess", "ece_excess_se", "ece_excess_z"),
+    }[score]
     return {
         "model_version": segment.version,
         "rank": rank,
@@ -208,10 +273,10 @@ def _slice_row(
         "slice_value": segment.slice_value,
         "n": int(s["n"]),
         "weight_sum": s["weight_sum"],
-        "score_name": score,
-        "score": value,
-        "se": s["sigma"],
-        "z": z,
+        "score_name": "ecce" if score == "ecce_sigma" else score,
+        "score": s[value],
+        "se": s[se],
+        "z": s[z],
         "ecce": s["ecce"],
         "ecce_bound": s["ecce_bound"],
         "ecce_sigma": s["ecce_sigma"],

@@ -77,11 +77,13 @@ class BackfillOutcome:
 
 
 def one_scan_backfill(config: Config) -> bool:
-    """Whether ``run_backfill`` can do a range: the input has a window of one day. (Without a
-    window every date reads the whole input; a wider window needs each row in several run
-    dates' windows, which the day-by-day runs still do.)"""
+    """Whether ``run_backfill`` can do a range: the input has a window of one day and there is
+    no ``slice_search``. (Without a window every date reads the whole input; a wider window
+    needs each row in several run dates' windows; the search's lattice is pruned per date.
+    The day-by-day runs still do these.)"""
     return (
-        config.input is not None
+        config.slice_search is None
+        and config.input is not None
         and config.input.window is not None
         and config.input.window.lookback_days == 1
     )

@@ -32,6 +32,7 @@ from spark_calib_cli.commands.monitoring import MonitorOutcome, run_monitoring, 
 from spark_calib_cli.commands.outcome import EvaluateOutcome, recalibration_lines, summary_rows
 from spark_calib_cli.commands.report import run_report
 from spark_calib_cli.commands.run_date import parse_run_date
+from spark_calib_cli.commands.search import search_lines, write_search
 from spark_calib_cli.console.monitoring_text import alerts_text
 from spark_calib_cli.console.recalibration_text import (
     format_recalibration,
@@ -88,6 +89,12 @@ def run_evaluate(
         _require_rows(result, source, run_date)
         window = run_window(config, run_date)
         tables, written = _write_run_tables(spark, config, result, window, run_id, digest, report)
+        searched = None
+        if result.slice_search is not None:
+            searched = write_search(
+                spark, config, run_date, result.slice_search, run_id, digest, report
+            )
+            tables.update(searched.tables)
         monitoring = _monitor_and_summarize(
             spark, config, result, window, written, run_id, digest, report
         )
@@ -113,6 +120,7 @@ def run_evaluate(
         window=window,
         task=config.task,
         recalibration=recalibration_lines(written),
+        search="" if searched is None else search_lines(searched),
     )
 
 
@@ -127,6 +135,9 @@ def _evaluated_input(
     report(f"reading {describe_input(source, run_date)}")
     frame = read_input(spark, source, run_date)
     report("evaluating (one scan of the input)")
+    if config.slice_search is not None:
+        search = config.slice_search
+        report(f"then searching {len(search.columns)} columns up to {search.max_level} at a time")
     return evaluate(frame, config)
 
 
@@ -324,6 +335,7 @@ def _outcome_text(outcome: EvaluateOutcome) -> str:
         ),
         "",
         *([format_recalibration(outcome.recalibration), ""] if outcome.recalibration else []),
+        *([f"slice search:\n{outcome.search}", ""] if outcome.search else []),
         f"tables (partition run_date={outcome.run_date}):",
         *[f"  {location}" for location in outcome.tables.values()],
     ]

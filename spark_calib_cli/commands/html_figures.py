@@ -5,16 +5,18 @@ and after recalibration, and trends, each with alt text that names what it shows
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 from matplotlib.figure import Figure
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib.config import Config, OutputConfig
+from spark_calib_cli.commands.search import SLICE_SEARCH_RELIABILITY_TABLE
 from spark_calib_cli.console.worst_slices import RANK
 from spark_calib_cli.html import FigureImage
 from spark_calib_cli.html.figures import figure_image
+from spark_calib_cli.io.partitions import read_optional_partition
 from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.recalibration import (
     METHOD_ORDER,
@@ -29,6 +31,8 @@ from spark_calib_cli.report.reliability import reliability_figures
 from spark_calib_cli.report.reliability_rows import reliability_frames
 from spark_calib_cli.report.roc import roc_figures
 from spark_calib_cli.report.roc_rows import roc_frames
+from spark_calib_cli.report.slice_search_figure import TOP_SLICES as TOP_SEARCH_SLICES
+from spark_calib_cli.report.slice_search_figure import slice_search_figures
 from spark_calib_cli.report.trend import trend_figure
 from spark_calib_cli.report.trend_rows import trend_frames
 
@@ -42,6 +46,9 @@ RELIABILITY_ALT = (
 ROC_CAPTION = "ROC and precision-recall curves of the overall slice"
 COVERAGE_CAPTION = "Interval coverage: overall and the worst slices by miscalibration area"
 COVERAGE_ALT = "interval coverage (observed against expected, per level) of"
+SEARCH_CAPTION = "Slice search: the top segments' reliability against the version's overall one"
+# The search tables' run columns (not read by the figure).
+RUN_COLUMNS_OF_SEARCH = ("run_id", "config_hash", "run_date")
 RECALIBRATION_CAPTION = (
     "Reliability of the evaluated rows before and after each recalibration map: overall and "
     "the worst slices by ECE before"
@@ -104,6 +111,39 @@ def recalibration_images(
         version: [_image(figure, RECALIBRATION_CAPTION, _recalibration_alt(rows, version))]
         for version, figure in drawn
     }
+
+
+def slice_search_images(
+    spark: SparkSession, output: OutputConfig, run_date: dt.date, ranked: pd.DataFrame
+) -> dict[str | None, list[FigureImage]]:
+    """Per model version, the slice search's figure (its top slices' reliability against the
+    version's overall one) from the run date's ``calibration_slice_search_reliability`` rows
+    and ``ranked`` (its rows of ``calibration_slice_search``); none without that table."""
+    frame = read_optional_partition(spark, output, SLICE_SEARCH_RELIABILITY_TABLE, run_date)
+    if frame is None:
+        return {}
+    bins = cast(pd.DataFrame, frame.drop(*RUN_COLUMNS_OF_SEARCH).toPandas())
+    if bins.empty:
+        return {}
+    return {
+        version: [_image(figure, SEARCH_CAPTION, _search_alt(ranked, version))]
+        for version, figure in slice_search_figures(ranked, bins)
+    }
+
+
+def _search_alt(ranked: pd.DataFrame, version: str | None) -> str:
+    """``Model v1: reliability of the slice search's top segments against overall:
+    country=BR, device=tablet (ECCE 41.5σ); …``."""
+    top = _of_version(ranked, version).sort_values("rank").head(TOP_SEARCH_SLICES)
+    described = [
+        f"{slice_label(r['slice_name'], r['slice_value'])} (ECCE {float(r['ecce_sigma']):.1f}σ)"
+        for r in top.to_dict("records")
+    ]
+    return (
+        f"Model {version or 'all'}: reliability (observed rate against mean prediction per bin) "
+        "of the slice search's top segments against the version overall: "
+        + ("; ".join(described) or "no segment")
+    )
 
 
 def _recalibration_alt(rows: pd.DataFrame, version: str | None) -> str:

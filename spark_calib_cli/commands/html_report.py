@@ -27,9 +27,11 @@ from spark_calib.windows import window_of
 from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, run_window
 from spark_calib_cli.commands.html_figures import (
     recalibration_images,
+    slice_search_images,
     trend_images,
     version_figures,
 )
+from spark_calib_cli.commands.search import SLICE_SEARCH_TABLE
 from spark_calib_cli.console.worst_slices import (
     KEY_COLUMNS,
     NOISE_AWARE_RANKING,
@@ -70,6 +72,19 @@ DEFAULT_HTML_SLICES = 25
 MAX_ALERTS = 50
 MAX_DRIFT_ROWS = 25
 MAX_RECALIBRATION_ROWS = 200
+MAX_SEARCH_SLICES = 10
+SEARCH_SHOWN_COLUMNS = (
+    "model_version",
+    "rank",
+    "slice_name",
+    "slice_value",
+    "n",
+    "mean_prediction",
+    "mean_label",
+    "ecce_sigma",
+    "p_adjusted",
+    "significant",
+)
 # Columns of the metrics table shown next to the value when a run wrote them.
 OVERALL_OPTIONAL_COLUMNS = ("error_bound", "se", "ci_lower", "ci_upper", "n_eff")
 DRIFT_SHOWN_COLUMNS = (
@@ -183,6 +198,10 @@ def read_page(
         else {}
     )
     overall = _overall_metrics(metrics)
+    searched = _slice_search(spark, output, run_date) if daily else None
+    search_figures = (
+        {} if searched is None else slice_search_images(spark, output, run_date, searched)
+    )
     versions = tuple(
         VersionReport(
             model_version=version,
@@ -197,6 +216,10 @@ def read_page(
             if recalibration is None
             else _of_version(recalibration, version).drop(columns=["model_version"]),
             recalibration_figures=tuple(recalibration_figures.get(version, [])),
+            slice_search=None
+            if searched is None
+            else _of_version(searched, version).drop(columns=["model_version"]),
+            slice_search_figures=tuple(search_figures.get(version, [])),
         )
         for version in _versions(shown)
     )
@@ -456,6 +479,19 @@ def _recalibration(
         if name not in RUN_COLUMNS and name not in RECALIBRATION_FIGURE_COLUMNS
     ]
     return _pandas(frame.select(*kept).limit(MAX_RECALIBRATION_ROWS))
+
+
+def _slice_search(
+    spark: SparkSession, output: OutputConfig, run_date: dt.date
+) -> pd.DataFrame | None:
+    """The run date's top ``MAX_SEARCH_SLICES`` slices per model version of
+    ``calibration_slice_search`` (``SEARCH_SHOWN_COLUMNS``); None when the table does not
+    exist."""
+    frame = read_optional_partition(spark, output, SLICE_SEARCH_TABLE, run_date)
+    if frame is None:
+        return None
+    kept = frame.where(F.col("rank") <= MAX_SEARCH_SLICES).select(*SEARCH_SHOWN_COLUMNS)
+    return _pandas(kept.orderBy("model_version", "rank"))
 
 
 def _of_version(frame: pd.DataFrame, version: str | None) -> pd.DataFrame:

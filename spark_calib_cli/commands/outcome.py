@@ -41,6 +41,8 @@ class EvaluateOutcome:
     window: TimeWindow
     task: str = "binary"
     recalibration: tuple[RecalibrationLine, ...] = ()
+    # With slice_search: the console lines of the search (``search.search_lines``).
+    search: str = ""
 
 
 def summary_rows(

@@ -1,9 +1,11 @@
-"""``spark-calib search``: the slice search of one run date's input, written as two tables.
+"""``spark-calib search``: the slice search of one run date's input, written as three tables.
 
-``calibration_slice_search`` holds each model version's ranked slices and
-``calibration_multicalibration`` its summary (the multicalibration error), both partitioned
-by run_date with the run's run_id and config_hash, as the evaluation tables are
-(``spark_calib.slice_search.search`` has their columns). ``--figure DIR`` draws, per model
+``calibration_slice_search`` holds each model version's ranked slices,
+``calibration_multicalibration`` its summary (the multicalibration error) and
+``calibration_slice_search_reliability`` the reported slices' and the version's reliability
+bins (rank 0: the version overall), all partitioned by run_date with the run's run_id and
+config_hash, as the evaluation tables are (``spark_calib.slice_search.search`` has their
+columns). ``--figure DIR`` draws, per model
 version, the reliability of its top slices against its overall one.
 """
 
@@ -33,6 +35,7 @@ from spark_calib_cli.report.slice_search_figure import draw_slice_search
 
 SLICE_SEARCH_TABLE = "calibration_slice_search"
 MULTICALIBRATION_TABLE = "calibration_multicalibration"
+SLICE_SEARCH_RELIABILITY_TABLE = "calibration_slice_search_reliability"
 # Console: at most this many significant slices per model version.
 CONSOLE_SLICES = 10
 
@@ -57,29 +60,43 @@ def run_search(
     progress: Callable[[str], None] | None = None,
 ) -> SearchOutcome:
     """Search the ``run_date`` input (or ``frame``) and replace the run date's partition of the
-    two search tables. Raises ``ConfigError`` without a ``slice_search`` section."""
+    three search tables. Raises ``ConfigError`` without a ``slice_search`` section."""
     say = progress or (lambda _: None)
     if config.slice_search is None:
         raise ConfigError("spark-calib search needs a slice_search section in the config")
-    source, output = check_job_config(config)
+    source, _ = check_job_config(config)
     if frame is None:
         say(f"reading {describe_input(source, run_date)}")
         frame = read_input(spark, source, run_date)
     search = config.slice_search
     say(f"searching {len(search.columns)} columns up to {search.max_level} at a time")
     result = search_slices(frame, config, progress=say)
-    run_id = run_id or uuid.uuid4().hex
     digest = config_hash(config)
+    return write_search(spark, config, run_date, result, run_id or uuid.uuid4().hex, digest, say)
+
+
+def write_search(
+    spark: SparkSession,
+    config: Config,
+    run_date: dt.date,
+    result: SliceSearchResult,
+    run_id: str,
+    digest: str,
+    say: Callable[[str], None],
+) -> SearchOutcome:
+    """Replace the run date's partition of the three search tables with ``result``'s rows."""
+    assert config.output is not None
     tables: dict[str, str] = {}
     frames: dict[str, DataFrame] = {}
     for table, rows in (
         (SLICE_SEARCH_TABLE, result.slices),
         (MULTICALIBRATION_TABLE, result.summary),
+        (SLICE_SEARCH_RELIABILITY_TABLE, result.reliability),
     ):
         local = in_memory(spark, with_run_columns(rows, run_id, digest))
-        say(f"writing {table_location(output, table)} (run_date={run_date})")
+        say(f"writing {table_location(config.output, table)} (run_date={run_date})")
         tables[table] = write_partition(
-            spark, local.frame, output, table, run_date, empty=local.empty
+            spark, local.frame, config.output, table, run_date, empty=local.empty
         )
         frames[table] = local.frame
     return SearchOutcome(tables, frames[SLICE_SEARCH_TABLE], frames[MULTICALIBRATION_TABLE], result)
@@ -115,6 +132,13 @@ def search_command(args: argparse.Namespace) -> int:
 def search_text(outcome: SearchOutcome) -> str:
     """Per model version: its multicalibration error and significant slices, then where the
     tables went."""
+    lines = [search_lines(outcome)]
+    lines.extend(f"{table}: {location}" for table, location in outcome.tables.items())
+    return "\n".join(lines)
+
+
+def search_lines(outcome: SearchOutcome) -> str:
+    """Per model version: its multicalibration error and its significant slices."""
     lines: list[str] = []
     slices = outcome.slices.where(F.col("significant")).orderBy("model_version", "rank").collect()
     for row in outcome.summary.orderBy("model_version").collect():
@@ -133,5 +157,4 @@ def search_text(outcome: SearchOutcome) -> str:
             )
         if not mine:
             lines.append("  no significant slice")
-    lines.extend(f"{table}: {location}" for table, location in outcome.tables.items())
     return "\n".join(lines)

@@ -59,7 +59,9 @@ class VersionReport:
     ``slices``: the overall slice (rank 0), the worst slices (rank 1…) and the alerted slices
     not among them (rank null), with the overview columns. ``drift``: the drift rows shown.
     ``recalibration``: the rows of ``calibration_recalibration``, when that table exists;
-    ``recalibration_figures``: its reliability before and after the maps.
+    ``recalibration_figures``: its reliability before and after the maps. ``slice_search``:
+    the top rows of ``calibration_slice_search``, when that table exists;
+    ``slice_search_figures``: their reliability against the version's overall one.
     """
 
     model_version: str | None
@@ -72,6 +74,8 @@ class VersionReport:
     drift_not_shown: int
     recalibration: pd.DataFrame | None = None
     recalibration_figures: tuple[FigureImage, ...] = ()
+    slice_search: pd.DataFrame | None = None
+    slice_search_figures: tuple[FigureImage, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,13 @@ DRIFT_COLUMNS = (
     ("baseline_delta", "Δ baseline"),
     ("baseline_z", "z baseline"),
 )
+SEARCH_COLUMNS = (
+    ("n", "n"),
+    ("mean_prediction", "predicted"),
+    ("mean_label", "observed"),
+    ("ecce_sigma", "ECCE (σ)"),
+    ("p_adjusted", "adjusted p"),
+)
 REGRESSION_SLICE_TITLES = {
     "rmse": "RMSE",
     "mae": "MAE",
@@ -172,6 +179,9 @@ def version_section(page: PageData, version: VersionReport) -> str:
     if version.recalibration is not None:
         parts += [element("h3", "Recalibration"), _recalibration_table(version, title)]
         parts.extend(figure_html(image) for image in version.recalibration_figures)
+    if version.slice_search is not None:
+        parts += [element("h3", "Slice search"), _slice_search_table(version, title)]
+        parts.extend(figure_html(image) for image in version.slice_search_figures)
     return element("section", "".join(parts), {"id": version_anchor(version.model_version)})
 
 
@@ -354,6 +364,31 @@ def _recalibration_table(version: VersionReport, title: str) -> str:
         for name in frame.columns
     ]
     return sortable_table(frame, columns, caption=f"Model {title}: calibration_recalibration")
+
+
+def _slice_search_table(version: VersionReport, title: str) -> str:
+    frame = version.slice_search
+    assert frame is not None
+    if frame.empty:
+        return element("p", "No segment searched for this model version.", {"class": "note"})
+    frame = frame.copy()
+    frame["slice_label"] = [
+        slice_label(name, value)
+        for name, value in zip(frame["slice_name"], frame["slice_value"], strict=True)
+    ]
+    frame["significant"] = ["yes" if flag else "no" for flag in frame["significant"]]
+    columns = [
+        Column("rank", "rank"),
+        Column("slice_label", "segment", numeric=False),
+        *[Column(key, header) for key, header in SEARCH_COLUMNS],
+        Column("significant", "significant", numeric=False),
+    ]
+    return sortable_table(
+        frame,
+        columns,
+        caption=f"Model {title}: the crossed segments where calibration breaks most "
+        "(calibration_slice_search, worst first)",
+    )
 
 
 def trends_section(page: PageData) -> str:

@@ -28,13 +28,23 @@ def draw_slice_search(slices: DataFrame, reliability: DataFrame, out_dir: Path) 
     ranked = cast(pd.DataFrame, slices.toPandas())
     bins = cast(pd.DataFrame, reliability.toPandas())
     written: list[Path] = []
+    for key, figure in slice_search_figures(ranked, bins):
+        save_figure(figure, out_dir, FILE_STEM, key, written)
+    return written
+
+
+def slice_search_figures(
+    ranked: pd.DataFrame, bins: pd.DataFrame
+) -> list[tuple[str | None, Figure]]:
+    """Per model version of ``bins`` (the search's reliability rows): its figure, from the
+    top ``TOP_SLICES`` rows of ``ranked`` (the search's slices)."""
+    figures: list[tuple[str | None, Figure]] = []
     for version, version_bins in bins.groupby("model_version", dropna=False, sort=True):
         key = None if pd.isna(version) else str(version)
         same = ranked["model_version"].isna() if key is None else ranked["model_version"] == key
         top = ranked[same].sort_values("rank").head(TOP_SLICES)
-        figure = _figure(key, version_bins, top)
-        save_figure(figure, out_dir, FILE_STEM, key, written)
-    return written
+        figures.append((key, _figure(key, version_bins, top)))
+    return figures
 
 
 def _figure(version: str | None, bins: pd.DataFrame, top: pd.DataFrame) -> Figure:

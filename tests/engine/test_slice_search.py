@@ -3,6 +3,7 @@ against MCGrad's MulticalibrationError on the same segments."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -175,6 +176,7 @@ def test_calibration_in_the_large_ranks_by_its_z(
     rows = result.slices.orderBy("rank").collect()
     top = rows[0]
     expected = reference[(top.slice_name, top.slice_value)]
+    assert top.score_name == "calibration_in_the_large"
     assert top.z == pytest.approx(expected["citl_z"], rel=1e-9)
     assert top.score == pytest.approx(expected["calibration_in_the_large"], rel=1e-9)
     assert top.p_value == pytest.approx(math.erfc(abs(expected["citl_z"]) / math.sqrt(2)))
@@ -185,6 +187,43 @@ def test_calibration_in_the_large_ranks_by_its_z(
         if s["n"] >= 500 and len(k[0].split(",")) <= 2
     }
     assert (top.slice_name, top.slice_value) == max(eligible, key=eligible.__getitem__)
+
+
+def test_ece_excess_ranks_by_its_z_without_the_bound(
+    spark: SparkSession, log: pd.DataFrame, reference: dict[tuple[str, str], dict[str, float]]
+) -> None:
+    result = search_slices(
+        spark.createDataFrame(log),
+        _config(min_rows=500, max_level=2, top_k=3, score="ece_excess"),
+    )
+    rows = result.slices.orderBy("rank").collect()
+    top = rows[0]
+    expected = reference[(top.slice_name, top.slice_value)]
+    assert top.score_name == "ece_excess"
+    assert top.score == pytest.approx(expected["ece_excess"], rel=1e-9)
+    assert top.se == pytest.approx(expected["ece_excess_se"], rel=1e-9)
+    assert top.z == pytest.approx(expected["ece_excess_z"], rel=1e-9)
+    assert top.p_value == pytest.approx(math.erfc(expected["ece_excess_z"] / math.sqrt(2)) / 2)
+    eligible = {
+        k: s["ece_excess_z"]
+        for k, s in reference.items()
+        if s["n"] >= 500 and len(k[0].split(",")) <= 2
+    }
+    assert (top.slice_name, top.slice_value) == max(eligible, key=eligible.__getitem__)
+    # Rare values make small parents, whose bound prunes for ecce_sigma; not for ece_excess.
+    frame = log.iloc[:20_000].assign(zip=np.random.default_rng(1).integers(0, 400, 20_000))
+    rare = {"min_rows": 20, "max_level": 2, "top_k": 5, "columns": ["country", "device", "zip"]}
+    pruned = {
+        score: sum(
+            level.pruned
+            for level in search_slices(
+                spark.createDataFrame(frame), _config(**rare, score=score)
+            ).levels
+        )
+        for score in ("ecce_sigma", "ece_excess")
+    }
+    assert pruned["ecce_sigma"] > 0
+    assert pruned["ece_excess"] == 0
 
 
 def test_numeric_edges_nulls_and_model_versions(spark: SparkSession) -> None:
@@ -222,6 +261,49 @@ def test_numeric_edges_nulls_and_model_versions(spark: SparkSession) -> None:
     assert scored[("v1", "overall", "")] == 150
 
 
+def test_bins_cut_a_numeric_column_at_its_quantiles(spark: SparkSession) -> None:
+    rng = np.random.default_rng(11)
+    n = 20_000
+    amount = rng.exponential(3.0, n)
+    present = rng.random(n) > 0.01
+    frame = pd.DataFrame(
+        {
+            "amount": np.where(present, amount, np.nan),
+            "s": rng.uniform(0.05, 0.95, n),
+        }
+    )
+    frame["y"] = (rng.random(n) < frame.s).astype(int)
+    frame["amount"] = frame.amount.astype(object).where(present, None)
+    config = {
+        "task": "binary",
+        "columns": {"score": "s", "label": "y"},
+        "slice_search": {
+            "columns": [{"column": "amount", "bins": 4}],
+            "max_level": 1,
+            "min_rows": 1,
+            "top_k": 10,
+        },
+    }
+    result = search_slices(spark.createDataFrame(frame), config)
+    counts = {
+        r["slice_value"]: r["n"] for r in result.segments.to_pylist() if r["slice_name"] == "amount"
+    }
+    labels = sorted(v for v in counts if v != "\\N")
+    lows = sorted(float(v[1:].split("\\,")[0]) for v in labels if v.startswith("["))
+    assert len(lows) == 3
+    values = amount[present]
+    # Each edge is the k/4 quantile within percentile_approx's rank error (1/10,000), give or
+    # take the rounding to 6 significant digits.
+    for k, edge in enumerate(lows, start=1):
+        assert abs(np.mean(values < edge) - k / 4) < 5e-4
+    edges = [-np.inf, *lows, np.inf]
+    for low, high in itertools.pairwise(edges):
+        inside = int(np.sum((values >= low) & (values < high)))
+        label = next(v for v in labels if v.startswith("(-inf" if low == -np.inf else f"[{low:g}"))
+        assert counts[label] == inside
+    assert counts["\\N"] == int(np.sum(~present))
+
+
 def test_bad_configs_are_one_line_errors(spark: SparkSession) -> None:
     frame = spark.createDataFrame(pd.DataFrame({"s": [0.5], "y": [1], "c": ["x"]}))
     base = {"task": "binary", "columns": {"score": "s", "label": "y"}}
@@ -239,3 +321,10 @@ def test_bad_configs_are_one_line_errors(spark: SparkSession) -> None:
         search_slices(frame, {**base, "slice_search": {"columns": ["c"]}})
     with pytest.raises(SchemaError, match=r"'nope' \(slice_search.columns\) is not in the input"):
         search_slices(frame, {**base, "slice_search": {"columns": ["nope"], "max_level": 1}})
+    with pytest.raises(SchemaError, match="edges cut numeric columns only"):
+        search_slices(
+            frame,
+            {**base, "slice_search": {"columns": [{"column": "c", "bins": 4}], "max_level": 1}},
+        )
+    with pytest.raises(ConfigError, match="'c' needs exactly one of edges and bins"):
+        search_slices(frame, {**base, "slice_search": {"columns": [{"column": "c"}]}})

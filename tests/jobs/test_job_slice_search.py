@@ -1,5 +1,6 @@
 """``spark-calib search`` as a job: the two tables, their schemas, a rerun, the console text and
-the figure."""
+the figure; and ``evaluate`` with a ``slice_search`` section: the same tables, its metrics rows
+and the HTML page's section."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from pyspark.sql import SparkSession
 
 from spark_calib.config import load_config
 from spark_calib.errors import ConfigError
+from spark_calib_cli.commands.evaluate import run_evaluate
+from spark_calib_cli.commands.html_report import write_html_report
 from spark_calib_cli.commands.search import (
     MULTICALIBRATION_TABLE,
+    SLICE_SEARCH_RELIABILITY_TABLE,
     SLICE_SEARCH_TABLE,
     run_search,
     search_text,
@@ -123,3 +127,64 @@ def test_search_without_a_section_is_a_one_line_error(spark: SparkSession, tmp_p
     )
     with pytest.raises(ConfigError, match="needs a slice_search section"):
         run_search(spark, config, RUN_DATE)
+
+
+def test_evaluate_with_a_slice_search_writes_its_tables_metrics_and_page(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    log, out = tmp_path / "log", tmp_path / "out"
+    _log(log, spark)
+    config = load_config(
+        {
+            "task": "binary",
+            "columns": {"score": "score", "label": "label", "model_version": "model_version"},
+            "input": {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+            "output": {"path": str(out)},
+            "slices": [[], ["country"]],
+            "slice_search": {"columns": ["country", "device"], "max_level": 2, "top_k": 5},
+        }
+    )
+    outcome = run_evaluate(spark, config, RUN_DATE)
+    slices = read_path_table(spark, out, SLICE_SEARCH_TABLE)
+    assert schema_of(slices) == SLICE_SEARCH_SCHEMA
+    assert {row.run_id for row in slices.select("run_id").distinct().collect()} == {outcome.run_id}
+    top = slices.where("model_version = 'b' AND rank = 1").collect()[0]
+    assert (top.slice_name, top.slice_value, top.significant) == (
+        "country,device",
+        "MX,tablet",
+        True,
+    )
+    summary = read_path_table(spark, out, MULTICALIBRATION_TABLE).orderBy("model_version")
+    errors = (
+        read_path_table(spark, out, "calibration_metrics")
+        .where("metric = 'multicalibration_error'")
+        .orderBy("model_version")
+        .collect()
+    )
+    assert [(r.model_version, r.slice_name, r.value) for r in errors] == [
+        (r.model_version, "overall", r.multicalibration_error) for r in summary.collect()
+    ]
+    assert errors[1].value == pytest.approx(top.ecce_sigma)
+    assert "country,device = MX,tablet" in outcome.search
+    assert "model_version a: multicalibration error" in outcome.search
+    assert set(outcome.tables) >= {SLICE_SEARCH_TABLE, MULTICALIBRATION_TABLE}
+    page = tmp_path / "page.html"
+    write_html_report(spark, config, RUN_DATE, page)
+    text = page.read_text()
+    assert "Slice search" in text and "country=MX, device=tablet" in text
+    assert "top segments against the version overall" in text
+    bins = read_path_table(spark, out, SLICE_SEARCH_RELIABILITY_TABLE)
+    assert schema_of(bins) == {
+        "model_version": "string",
+        "rank": "int",
+        "bin": "int",
+        "weight": "double",
+        "mean_prediction": "double",
+        "mean_label": "double",
+        "run_id": "string",
+        "config_hash": "string",
+        "run_date": "date",
+    }
+    # Rank 0 is the version overall: its bins' weights add up to its rows (unit weights).
+    overall = bins.where("model_version = 'b' AND rank = 0").agg({"weight": "sum"}).first()[0]
+    assert overall == pytest.approx(20_000)

@@ -40,6 +40,11 @@ def segment_scores(s: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int) -> 
     predicted, observed = float(np.sum(w * s)), float(np.sum(w * y))
     bins = np.minimum(np.floor(s * n_bins).astype(int), n_bins - 1)
     gaps = np.bincount(bins, weights=w * (s - y), minlength=n_bins)
+    # ece_excess: each bin's gap as N(0, Σ w² s(1 − s) / W²) under perfect calibration.
+    null_variance = np.bincount(bins, weights=w * w * s * (1 - s), minlength=n_bins)
+    ece = float(np.abs(gaps).sum() / weight)
+    ece_null = math.sqrt(2 / math.pi) * float(np.sqrt(null_variance).sum()) / weight
+    excess_se = math.sqrt((1 - 2 / math.pi) * float(null_variance.sum())) / weight
     return {
         "n": float(len(s)),
         "weight_sum": float(weight),
@@ -52,7 +57,11 @@ def segment_scores(s: np.ndarray, y: np.ndarray, w: np.ndarray, n_bins: int) -> 
         "calibration_ratio": predicted / observed if observed > 0 else math.nan,
         "mean_prediction": predicted / weight,
         "mean_label": observed / weight,
-        "ece": float(np.abs(gaps).sum() / weight),
+        "ece": ece,
+        "ece_null": ece_null,
+        "ece_excess": ece - ece_null,
+        "ece_excess_se": excess_se,
+        "ece_excess_z": (ece - ece_null) / excess_se,
     }
 
 

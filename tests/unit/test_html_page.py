@@ -185,6 +185,34 @@ def test_recalibration_section_only_when_its_table_exists() -> None:
     assert "Recalibration" in shown and "isotonic" in shown
 
 
+def test_slice_search_section_only_when_its_table_exists() -> None:
+    searched = pd.DataFrame(
+        [
+            {
+                "rank": 1,
+                "slice_name": "country,device",
+                "slice_value": "BR,tablet",
+                "n": 5210,
+                "mean_prediction": 0.61,
+                "mean_label": 0.32,
+                "ecce_sigma": 41.5,
+                "p_adjusted": 2.2e-16,
+                "significant": True,
+            }
+        ]
+    )
+    assert "Slice search" not in render_page(page())
+    plain = version("v1")
+    shown = render_page(
+        page(versions=(VersionReport(**{**plain.__dict__, "slice_search": searched}),))
+    )
+    assert "Slice search" in shown
+    assert "country=BR, device=tablet" in shown and "41.5" in shown
+    parse(shown)
+    empty = VersionReport(**{**plain.__dict__, "slice_search": searched.iloc[:0]})
+    assert "No segment searched" in render_page(page(versions=(empty,)))
+
+
 def test_no_alert_says_so() -> None:
     assert "No alert rule fired" in render_page(page(alerts=(), n_alerts=0))
 

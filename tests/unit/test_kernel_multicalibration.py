@@ -112,6 +112,14 @@ def test_calibration_summaries_and_ece_by_hand() -> None:
     assert out["ece"][0] == pytest.approx((0.85 + 0.7) / 3)
     # Path: 0, 0.85/3, (0.85 − 0.85)/3, (0.85 − 0.85 + 0.15)/3 → cells merge the last two rows.
     assert out["ecce"][0] == pytest.approx(0.85 / 3)
+    # Null variances: bin 1 0.1275, bin 8 2·0.1275; ece_null = √(2/π)(√V₁ + √V₈)/W.
+    v = 0.15 * 0.85
+    null = np.sqrt(2 / np.pi) * (np.sqrt(v) + np.sqrt(2 * v)) / 3
+    assert out["ece_null"][0] == pytest.approx(null, rel=1e-12)
+    assert out["ece_excess"][0] == pytest.approx((0.85 + 0.7) / 3 - null, rel=1e-12)
+    se = np.sqrt((1 - 2 / np.pi) * 3 * v) / 3
+    assert out["ece_excess_se"][0] == pytest.approx(se, rel=1e-12)
+    assert out["ece_excess_z"][0] == pytest.approx(((0.85 + 0.7) / 3 - null) / se, rel=1e-12)
 
 
 def test_score_bound_holds_for_every_subset() -> None:
