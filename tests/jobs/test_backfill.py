@@ -19,6 +19,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib.config import Config, load_config
+from spark_calib.config.slice_search import SliceSearchConfig
 from spark_calib.errors import InvalidRowsError
 from spark_calib_cli.commands.backfill import BackfillOutcome, one_scan_backfill, run_backfill
 from spark_calib_cli.commands.backfill_monitoring import batch_monitoring
@@ -131,7 +132,13 @@ def table_rows(spark: SparkSession, out: Path, table: str) -> pd.DataFrame:
 
 
 def test_the_backfill_takes_one_scan_for_this_config(tmp_path: Path) -> None:
-    assert one_scan_backfill(demo_config(tmp_path / "log", tmp_path / "out"))
+    config = demo_config(tmp_path / "log", tmp_path / "out")
+    assert one_scan_backfill(config)
+    # A slice search is pruned per run date: the range then runs day by day.
+    searching = config.model_copy(
+        update={"slice_search": SliceSearchConfig(columns=("country",), max_level=1)}
+    )
+    assert not one_scan_backfill(searching)
 
 
 @pytest.mark.parametrize("table", TABLES)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_calib.config import load_config
+from spark_calib.config import Config, load_config
 from spark_calib.errors import ConfigError
 from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.commands.html_report import write_html_report
@@ -74,20 +74,28 @@ def _log(path: Path, spark: SparkSession) -> None:
     spark.createDataFrame(frame).write.mode("overwrite").parquet(str(path))
 
 
-def test_search_writes_both_tables_and_a_rerun_replaces_them(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    log, out = tmp_path / "log", tmp_path / "out"
+def _logged_config(spark: SparkSession, tmp_path: Path, **extra: object) -> Config:
+    """The log of ``_log`` under ``tmp_path/log``, and a config searching it into
+    ``tmp_path/out``."""
+    log = tmp_path / "log"
     _log(log, spark)
-    config = load_config(
+    return load_config(
         {
             "task": "binary",
             "columns": {"score": "score", "label": "label", "model_version": "model_version"},
             "input": {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-            "output": {"path": str(out)},
+            "output": {"path": str(tmp_path / "out")},
             "slice_search": {"columns": ["country", "device"], "max_level": 2, "top_k": 5},
+            **extra,
         }
     )
+
+
+def test_search_writes_both_tables_and_a_rerun_replaces_them(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    config = _logged_config(spark, tmp_path)
     first = run_search(spark, config, RUN_DATE)
     second = run_search(spark, config, RUN_DATE)
     slices = read_path_table(spark, out, SLICE_SEARCH_TABLE)
@@ -132,18 +140,8 @@ def test_search_without_a_section_is_a_one_line_error(spark: SparkSession, tmp_p
 def test_evaluate_with_a_slice_search_writes_its_tables_metrics_and_page(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    log, out = tmp_path / "log", tmp_path / "out"
-    _log(log, spark)
-    config = load_config(
-        {
-            "task": "binary",
-            "columns": {"score": "score", "label": "label", "model_version": "model_version"},
-            "input": {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-            "output": {"path": str(out)},
-            "slices": [[], ["country"]],
-            "slice_search": {"columns": ["country", "device"], "max_level": 2, "top_k": 5},
-        }
-    )
+    out = tmp_path / "out"
+    config = _logged_config(spark, tmp_path, slices=[[], ["country"]])
     outcome = run_evaluate(spark, config, RUN_DATE)
     slices = read_path_table(spark, out, SLICE_SEARCH_TABLE)
     assert schema_of(slices) == SLICE_SEARCH_SCHEMA
