@@ -210,8 +210,10 @@ def _result(
                 "segments_pruned": lattice.pruned[version],
                 "levels_searched": max((s.level for s in scored), default=0),
                 "significant_slices": sum(1 for s in scored if s.significant),
-                "multicalibration_error": _sigma(worst),
-                "multicalibration_error_p": worst.scores["ecce_p"],
+                "multicalibration_error": _finite_or_infinite(_sigma(worst)),
+                "multicalibration_error_p": worst.scores["ecce_p"]
+                if _sigma(worst) > -math.inf
+                else None,
                 "worst_slice_name": lattice.slice_name(worst, names),
                 "worst_slice_value": worst.slice_value,
             }
@@ -230,10 +232,12 @@ def _result(
 def _metric_rows(
     version: str | None, overall: Segment, worst: Segment, every: list[Segment]
 ) -> list[dict[str, Any]]:
-    """The version's ``multicalibration_error`` and ``multicalibration_error_p`` rows."""
-    value = _sigma(worst)
+    """The version's ``multicalibration_error`` and ``multicalibration_error_p`` rows (null
+    when no segment has a weight, as a metric over a zero denominator is)."""
+    value = _finite_or_infinite(_sigma(worst))
     upper = max(_sigma_upper(s) for s in every)
-    bound = 0.0 if math.isinf(value) else upper - value
+    bound = None if value is None else 0.0 if math.isinf(value) else upper - value
+    p_value = None if value is None else worst.scores["ecce_p"]
     common = {
         MODEL_VERSION: version,
         SLICE_NAME: OVERALL_SLICE_NAME,
@@ -243,8 +247,13 @@ def _metric_rows(
     }
     return [
         {**common, METRIC: MULTICALIBRATION_ERROR, VALUE: value, ERROR_BOUND: bound},
-        {**common, METRIC: MULTICALIBRATION_ERROR_P, VALUE: worst.scores["ecce_p"]},
+        {**common, METRIC: MULTICALIBRATION_ERROR_P, VALUE: p_value},
     ]
+
+
+def _finite_or_infinite(value: float) -> float | None:
+    """``_sigma``'s value, None for its −∞ (no segment with a weight)."""
+    return None if value == -math.inf else value
 
 
 def _sigma_upper(segment: Segment) -> float:

@@ -143,9 +143,14 @@ def search_lines(outcome: SearchOutcome) -> str:
     slices = outcome.slices.where(F.col("significant")).orderBy("model_version", "rank").collect()
     for row in outcome.summary.orderBy("model_version").collect():
         version = row.model_version if row.model_version is not None else "(all rows)"
+        error = (
+            "n/a (no rows with weight)"
+            if row.multicalibration_error is None
+            else f"{row.multicalibration_error:.2f}σ (p {row.multicalibration_error_p:.2g})"
+        )
         lines.append(
-            f"model_version {version}: multicalibration error {row.multicalibration_error:.2f}σ"
-            f" (p {row.multicalibration_error_p:.2g}) over {row.segments_tested} segments"
+            f"model_version {version}: multicalibration error {error}"
+            f" over {row.segments_tested} segments"
             f" ({row.segments_pruned} pruned); {row.significant_slices} significant"
         )
         mine = [s for s in slices if s.model_version == row.model_version][:CONSOLE_SLICES]

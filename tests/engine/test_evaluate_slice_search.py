@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import evaluate
+from spark_calib_cli.commands.search import SearchOutcome, search_lines
 from tests.engine.test_slice_search import small_log
 
 COLUMNS = ["country", "device", "tier"]
@@ -81,3 +82,36 @@ def test_without_the_section_there_is_no_search(spark: SparkSession) -> None:
     result = evaluate(frame, _config())
     assert result.slice_search is None
     assert {r.metric for r in result.metrics.collect()} == {"ece", "count"}
+
+
+def test_a_version_without_weight_has_a_null_multicalibration_error(spark: SparkSession) -> None:
+    frame = pd.DataFrame(
+        {
+            "s": [0.2, 0.7, 0.4, 0.9] * 50,
+            "y": [0, 1, 1, 1] * 50,
+            "w": [1.0] * 100 + [0.0] * 100,
+            "v": ["weighted"] * 100 + ["unweighted"] * 100,
+            "c": ["x", "y"] * 100,
+        }
+    )
+    config = _config(
+        columns={"score": "s", "label": "y", "weight": "w", "model_version": "v"},
+        slice_search={"columns": ["c"], "max_level": 1, "min_rows": 1},
+    )
+    result = evaluate(spark.createDataFrame(frame), config)
+    rows = {
+        (r.model_version, r.metric): r
+        for r in result.metrics.where(F.col("metric").startswith("multicalibration")).collect()
+    }
+    for metric in ("multicalibration_error", "multicalibration_error_p"):
+        assert rows[("unweighted", metric)].value is None
+        assert rows[("weighted", metric)].value is not None
+    assert rows[("unweighted", "multicalibration_error")].error_bound is None
+    assert result.slice_search is not None
+    summary = {r.model_version: r for r in result.slice_search.summary.collect()}
+    assert summary["unweighted"].multicalibration_error is None
+    assert summary["unweighted"].multicalibration_error_p is None
+    search = result.slice_search
+    text = search_lines(SearchOutcome({}, search.slices, search.summary, search))
+    assert "model_version unweighted: multicalibration error n/a (no rows with weight)" in text
+    result.unpersist()
