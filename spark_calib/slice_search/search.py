@@ -202,6 +202,7 @@ def _result(
         scored = [s for s in lattice.scored.values() if s.version == version]
         every = [overall, *scored]
         worst = max(every, key=lambda s: _sigma(s))
+        error, error_p = _multicalibration_error(worst)
         summary.append(
             {
                 "model_version": version,
@@ -210,10 +211,8 @@ def _result(
                 "segments_pruned": lattice.pruned[version],
                 "levels_searched": max((s.level for s in scored), default=0),
                 "significant_slices": sum(1 for s in scored if s.significant),
-                "multicalibration_error": _finite_or_infinite(_sigma(worst)),
-                "multicalibration_error_p": worst.scores["ecce_p"]
-                if _sigma(worst) > -math.inf
-                else None,
+                "multicalibration_error": error,
+                "multicalibration_error_p": error_p,
                 "worst_slice_name": lattice.slice_name(worst, names),
                 "worst_slice_value": worst.slice_value,
             }
@@ -234,10 +233,9 @@ def _metric_rows(
 ) -> list[dict[str, Any]]:
     """The version's ``multicalibration_error`` and ``multicalibration_error_p`` rows (null
     when no segment has a weight, as a metric over a zero denominator is)."""
-    value = _finite_or_infinite(_sigma(worst))
+    value, p_value = _multicalibration_error(worst)
     upper = max(_sigma_upper(s) for s in every)
     bound = None if value is None else 0.0 if math.isinf(value) else upper - value
-    p_value = None if value is None else worst.scores["ecce_p"]
     common = {
         MODEL_VERSION: version,
         SLICE_NAME: OVERALL_SLICE_NAME,
@@ -251,9 +249,13 @@ def _metric_rows(
     ]
 
 
-def _finite_or_infinite(value: float) -> float | None:
-    """``_sigma``'s value, None for its −∞ (no segment with a weight)."""
-    return None if value == -math.inf else value
+def _multicalibration_error(worst: Segment) -> tuple[float | None, float | None]:
+    """The MCE and its p-value from the segment with the largest sigma-scale ECCE; both None
+    when no segment has a weight (``_sigma`` is −∞ then)."""
+    value = _sigma(worst)
+    if value == -math.inf:
+        return None, None
+    return value, worst.scores["ecce_p"]
 
 
 def _sigma_upper(segment: Segment) -> float:
