@@ -17,6 +17,7 @@ from spark_calib_cli.console.worst_slices import RANK
 from spark_calib_cli.html import FigureImage
 from spark_calib_cli.html.figures import figure_image
 from spark_calib_cli.io.partitions import read_optional_partition
+from spark_calib_cli.io.tables import CONFIG_HASH, RUN_DATE, RUN_ID
 from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.recalibration import (
     METHOD_ORDER,
@@ -47,8 +48,6 @@ ROC_CAPTION = "ROC and precision-recall curves of the overall slice"
 COVERAGE_CAPTION = "Interval coverage: overall and the worst slices by miscalibration area"
 COVERAGE_ALT = "interval coverage (observed against expected, per level) of"
 SEARCH_CAPTION = "Slice search: the top segments' reliability against the version's overall one"
-# The search tables' run columns (not read by the figure).
-RUN_COLUMNS_OF_SEARCH = ("run_id", "config_hash", "run_date")
 RECALIBRATION_CAPTION = (
     "Reliability of the evaluated rows before and after each recalibration map: overall and "
     "the worst slices by ECE before"
@@ -122,7 +121,7 @@ def slice_search_images(
     frame = read_optional_partition(spark, output, SLICE_SEARCH_RELIABILITY_TABLE, run_date)
     if frame is None:
         return {}
-    bins = cast(pd.DataFrame, frame.drop(*RUN_COLUMNS_OF_SEARCH).toPandas())
+    bins = cast(pd.DataFrame, frame.drop(RUN_ID, CONFIG_HASH, RUN_DATE).toPandas())
     if bins.empty:
         return {}
     return {

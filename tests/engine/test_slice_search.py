@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from mcgrad.metrics import MulticalibrationError
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from spark_calib import search_slices
 from spark_calib.errors import ConfigError, SchemaError
@@ -284,10 +285,13 @@ def test_bins_cut_a_numeric_column_at_its_quantiles(spark: SparkSession) -> None
             "top_k": 10,
         },
     }
-    result = search_slices(spark.createDataFrame(frame), config)
-    counts = {
-        r["slice_value"]: r["n"] for r in result.segments.to_pylist() if r["slice_name"] == "amount"
-    }
+    # A column without any value has no quantiles: its rows all fall in the null value.
+    config["slice_search"]["columns"].append({"column": "empty", "bins": 3})  # type: ignore[index]
+    rows = spark.createDataFrame(frame).withColumn("empty", F.lit(None).cast("double"))
+    result = search_slices(rows, config)
+    segments = result.segments.to_pylist()
+    assert {r["slice_value"]: r["n"] for r in segments if r["slice_name"] == "empty"} == {"\\N": n}
+    counts = {r["slice_value"]: r["n"] for r in segments if r["slice_name"] == "amount"}
     labels = sorted(v for v in counts if v != "\\N")
     lows = sorted(float(v[1:].split("\\,")[0]) for v in labels if v.startswith("["))
     assert len(lows) == 3
