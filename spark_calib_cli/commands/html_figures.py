@@ -8,14 +8,13 @@ import datetime as dt
 from typing import Any, cast
 
 import pandas as pd
-from matplotlib.figure import Figure
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_calib.config import Config, OutputConfig
 from spark_calib_cli.commands.search import SLICE_SEARCH_RELIABILITY_TABLE
 from spark_calib_cli.console.worst_slices import RANK
 from spark_calib_cli.html import FigureImage
-from spark_calib_cli.html.figures import figure_image
+from spark_calib_cli.html.figures import png_image
 from spark_calib_cli.io.partitions import read_optional_partition
 from spark_calib_cli.io.tables import CONFIG_HASH, RUN_DATE, RUN_ID
 from spark_calib_cli.report.labels import slice_label
@@ -30,11 +29,12 @@ from spark_calib_cli.report.regression import regression_calibration_figures
 from spark_calib_cli.report.regression_rows import regression_frames
 from spark_calib_cli.report.reliability import reliability_figures
 from spark_calib_cli.report.reliability_rows import reliability_frames
+from spark_calib_cli.report.rendered import rendered
 from spark_calib_cli.report.roc import roc_figures
 from spark_calib_cli.report.roc_rows import roc_frames
 from spark_calib_cli.report.slice_search_figure import TOP_SLICES as TOP_SEARCH_SLICES
 from spark_calib_cli.report.slice_search_figure import slice_search_figures
-from spark_calib_cli.report.trend import trend_figure
+from spark_calib_cli.report.trend import trend_figures
 from spark_calib_cli.report.trend_rows import trend_frames
 
 # Panels of the reliability and coverage figures: overall and the worst slices, as --report.
@@ -77,18 +77,22 @@ def version_figures(
     bins, panels = reliability_frames(
         spark, output, metrics, run_date, FIGURE_SLICES, min_slice_rows, granularity
     )
-    drawn = reliability_figures(
-        bins, panels, run_date=run_date.isoformat(), positive_class=positive_class
+    drawn = rendered(
+        reliability_figures,
+        bins,
+        panels,
+        run_date=run_date.isoformat(),
+        positive_class=positive_class,
     )
-    for version, figure in drawn:
+    for version, png in drawn:
         alt = _panels_alt(panels, version, RELIABILITY_ALT, "ece")
-        images.setdefault(version, []).append(_image(figure, RELIABILITY_CAPTION, alt))
+        images.setdefault(version, []).append(_image(png, RELIABILITY_CAPTION, alt))
     curves = roc_frames(spark, output, metrics, run_date) if daily else None
     if curves is not None:
         points, summary = curves
-        for version, figure in roc_figures(points, summary, run_date=run_date.isoformat()):
+        for version, png in rendered(roc_figures, points, summary, run_date=run_date.isoformat()):
             alt = _roc_alt(summary, version)
-            images.setdefault(version, []).append(_image(figure, ROC_CAPTION, alt))
+            images.setdefault(version, []).append(_image(png, ROC_CAPTION, alt))
     return images
 
 
@@ -100,15 +104,16 @@ def recalibration_images(
     rows = recalibration_frame(spark, output, run_date, granularity)
     if rows is None:
         return {}
-    drawn = recalibration_figures(
+    drawn = rendered(
+        recalibration_figures,
         rows,
         run_date=run_date.isoformat(),
         n_bins=config.binning.n_bins,
         positive_class=config.task == "binary",
     )
     return {
-        version: [_image(figure, RECALIBRATION_CAPTION, _recalibration_alt(rows, version))]
-        for version, figure in drawn
+        version: [_image(png, RECALIBRATION_CAPTION, _recalibration_alt(rows, version))]
+        for version, png in drawn
     }
 
 
@@ -125,8 +130,8 @@ def slice_search_images(
     if bins.empty:
         return {}
     return {
-        version: [_image(figure, SEARCH_CAPTION, _search_alt(ranked, version))]
-        for version, figure in slice_search_figures(ranked, bins)
+        version: [_image(png, SEARCH_CAPTION, _search_alt(ranked, version))]
+        for version, png in rendered(slice_search_figures, ranked, bins)
     }
 
 
@@ -188,21 +193,21 @@ def _regression_figures(
     if frames is None:
         return {}
     levels, panels = frames
-    drawn = regression_calibration_figures(levels, panels, run_date=run_date.isoformat())
+    drawn = rendered(regression_calibration_figures, levels, panels, run_date=run_date.isoformat())
     return {
         version: [
             _image(
-                figure,
+                png,
                 COVERAGE_CAPTION,
                 _panels_alt(panels, version, COVERAGE_ALT, "miscalibration_area"),
             )
         ]
-        for version, figure in drawn
+        for version, png in drawn
     }
 
 
-def _image(figure: Figure, caption: str, alt: str) -> FigureImage:
-    return figure_image(figure, caption=caption, alt=alt)
+def _image(png: bytes, caption: str, alt: str) -> FigureImage:
+    return png_image(png, caption=caption, alt=alt)
 
 
 def _panels_alt(panels: pd.DataFrame, version: str | None, what: str, metric: str) -> str:
@@ -236,24 +241,22 @@ def trend_images(
     frames = trend_frames(spark, config, run_date, granularity, windows=windows)
     if frames is None:
         return ()
-    images = []
-    for metric in sorted(frames.points["metric"].astype(str).unique()):
-        figure = trend_figure(
-            metric,
-            frames.points,
-            frames.thresholds,
-            frames.fired,
-            granularity=granularity,
-            run_date=run_date.isoformat(),
+    drawn = rendered(
+        trend_figures,
+        frames.points,
+        frames.thresholds,
+        frames.fired,
+        granularity=granularity,
+        run_date=run_date.isoformat(),
+    )
+    return tuple(
+        _image(
+            png,
+            f"{metric} by {granularity} window",
+            _trend_alt(str(metric), frames.fired, granularity),
         )
-        images.append(
-            _image(
-                figure,
-                f"{metric} by {granularity} window",
-                _trend_alt(metric, frames.fired, granularity),
-            )
-        )
-    return tuple(images)
+        for metric, png in drawn
+    )
 
 
 def _trend_alt(metric: str, fired: pd.DataFrame, granularity: str) -> str:

@@ -71,13 +71,11 @@ def show_metric(value: Any, digits: int = 4) -> str:
     return "n/a" if value is None or pd.isna(value) else f"{float(value):.{digits}f}"
 
 
-def save_figure(
-    figure: Figure, out_dir: Path, stem: str, version: str | None, taken: list[Path]
-) -> Path:
-    """Save ``figure`` as ``<stem>_<version>.png`` in ``out_dir`` (a name not in ``taken``),
-    append the path to ``taken`` and return it."""
+def save_png(png: bytes, out_dir: Path, stem: str, version: str | None, taken: list[Path]) -> Path:
+    """Write the PNG bytes ``png`` (``rendered``) as ``<stem>_<version>.png`` in ``out_dir``
+    (a name not in ``taken``), append the path to ``taken`` and return it."""
     path = unused_path(out_dir / f"{stem}_{file_name_part(version)}.png", taken)
-    figure.savefig(path, dpi=DPI)
+    path.write_bytes(png)
     taken.append(path)
     return path
 

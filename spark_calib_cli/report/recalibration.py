@@ -24,11 +24,12 @@ from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.layout import (
     group_by_model_version,
     rows_of,
-    save_figure,
+    save_png,
     show_metric,
     version_title,
 )
 from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability, zoom_limit
+from spark_calib_cli.report.rendered import rendered
 
 PANEL_SIZE_INCHES = (3.9, 4.3)
 FILE_STEM = "recalibration"
@@ -58,10 +59,15 @@ def write_recalibration_diagrams(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for version, figure in recalibration_figures(
-        table, run_date=run_date, n_bins=n_bins, worst=worst, positive_class=positive_class
+    for version, png in rendered(
+        recalibration_figures,
+        table,
+        run_date=run_date,
+        n_bins=n_bins,
+        worst=worst,
+        positive_class=positive_class,
     ):
-        save_figure(figure, out_dir, FILE_STEM, version, written)
+        save_png(png, out_dir, FILE_STEM, version, written)
     return written
 
 

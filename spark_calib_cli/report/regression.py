@@ -15,11 +15,12 @@ from spark_calib_cli.report.layout import (
     group_by_model_version,
     panel_grid,
     rows_of,
-    save_figure,
+    save_png,
     show_metric,
     version_title,
 )
 from spark_calib_cli.report.regression_panel import READING_GUIDE, draw_regression_calibration
+from spark_calib_cli.report.rendered import rendered
 
 PANEL_SIZE_INCHES = (4.6, 6.2)
 # Room for the figure title and the legend under a single panel.
@@ -39,8 +40,8 @@ def write_regression_calibration_diagrams(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for version, figure in regression_calibration_figures(levels, slices, run_date=run_date):
-        save_figure(figure, out_dir, FILE_STEM, version, written)
+    for version, png in rendered(regression_calibration_figures, levels, slices, run_date=run_date):
+        save_png(png, out_dir, FILE_STEM, version, written)
     return written
 
 

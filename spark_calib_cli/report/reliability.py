@@ -14,11 +14,12 @@ from spark_calib_cli.report.layout import (
     group_by_model_version,
     panel_grid,
     rows_of,
-    save_figure,
+    save_png,
     show_metric,
     version_title,
 )
 from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability, zoom_limit
+from spark_calib_cli.report.rendered import rendered
 
 PANEL_SIZE_INCHES = (4.6, 4.8)
 FILE_STEM = "reliability"
@@ -43,10 +44,10 @@ def write_reliability_diagrams(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for version, figure in reliability_figures(
-        reliability, slices, run_date=run_date, positive_class=positive_class
+    for version, png in rendered(
+        reliability_figures, reliability, slices, run_date=run_date, positive_class=positive_class
     ):
-        save_figure(figure, out_dir, FILE_STEM, version, written)
+        save_png(png, out_dir, FILE_STEM, version, written)
     return written
 
 

@@ -13,10 +13,11 @@ from matplotlib.figure import Figure
 from spark_calib_cli.report.layout import (
     group_by_model_version,
     rows_of,
-    save_figure,
+    save_png,
     show_metric,
     version_title,
 )
+from spark_calib_cli.report.rendered import rendered
 from spark_calib_cli.report.roc_panel import draw_precision_recall, draw_roc
 
 FIGURE_SIZE_INCHES = (9.6, 5.4)
@@ -36,8 +37,8 @@ def write_roc_curves(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for version, figure in roc_figures(points, slices, run_date=run_date):
-        save_figure(figure, out_dir, FILE_STEM, version, written)
+    for version, png in rendered(roc_figures, points, slices, run_date=run_date):
+        save_png(png, out_dir, FILE_STEM, version, written)
     return written
 
 

@@ -16,7 +16,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from pyspark.sql import DataFrame
 
-from spark_calib_cli.report.layout import save_figure, version_title
+from spark_calib_cli.report.layout import save_png, version_title
+from spark_calib_cli.report.rendered import rendered
 
 FILE_STEM = "slice_search"
 TOP_SLICES = 5
@@ -28,8 +29,8 @@ def draw_slice_search(slices: DataFrame, reliability: DataFrame, out_dir: Path) 
     ranked = cast(pd.DataFrame, slices.toPandas())
     bins = cast(pd.DataFrame, reliability.toPandas())
     written: list[Path] = []
-    for key, figure in slice_search_figures(ranked, bins):
-        save_figure(figure, out_dir, FILE_STEM, key, written)
+    for key, png in rendered(slice_search_figures, ranked, bins):
+        save_png(png, out_dir, FILE_STEM, key, written)
     return written
 
 

@@ -18,7 +18,8 @@ from matplotlib.ticker import FixedLocator
 
 from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib_cli.report.labels import slice_label
-from spark_calib_cli.report.layout import panel_grid, rows_of, save_figure, version_title
+from spark_calib_cli.report.layout import panel_grid, rows_of, save_png, version_title
+from spark_calib_cli.report.rendered import rendered
 
 PANEL_SIZE_INCHES = (4.6, 3.8)
 # Room for the figure title over a single panel.
@@ -76,13 +77,32 @@ def write_trend_figures(
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for metric in sorted(points["metric"].astype(str).unique()):
-        figure = trend_figure(
-            metric, points, thresholds, fired, granularity=granularity, run_date=run_date
-        )
-        # save_figure names the file <stem>_<part>.png; here the part is the metric.
-        save_figure(figure, out_dir, FILE_STEM, metric, written)
+    for metric, png in rendered(
+        trend_figures, points, thresholds, fired, granularity=granularity, run_date=run_date
+    ):
+        # save_png names the file <stem>_<part>.png; here the part is the metric.
+        save_png(png, out_dir, FILE_STEM, metric, written)
     return written
+
+
+def trend_figures(
+    points: pd.DataFrame,
+    thresholds: pd.DataFrame,
+    fired: pd.DataFrame,
+    *,
+    granularity: str,
+    run_date: str,
+) -> list[tuple[str | None, Figure]]:
+    """One (metric, ``trend_figure``) per metric of ``points``, sorted by name."""
+    return [
+        (
+            metric,
+            trend_figure(
+                metric, points, thresholds, fired, granularity=granularity, run_date=run_date
+            ),
+        )
+        for metric in sorted(points["metric"].astype(str).unique())
+    ]
 
 
 def trend_figure(

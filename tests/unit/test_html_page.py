@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 
 from spark_calib_cli.html import Alert, PageData, RunInfo, VersionReport, render_page
 from spark_calib_cli.html.anchors import slice_anchor
-from spark_calib_cli.html.figures import figure_image
+from spark_calib_cli.html.figures import png_image
+from spark_calib_cli.report.rendered import png_bytes
 
 XHTML = "{http://www.w3.org/1999/xhtml}"
 RUN = RunInfo(
@@ -137,7 +138,7 @@ def test_text_is_escaped() -> None:
 
 
 def test_every_resource_is_inline() -> None:
-    image = figure_image(Figure(figsize=(1, 1)), caption="c", alt="an empty figure")
+    image = png_image(png_bytes(Figure(figsize=(1, 1))), caption="c", alt="an empty figure")
     document = render_page(page(versions=(version("v1", figures=(image,)),)))
     tree = parse(document)
 
@@ -223,7 +224,7 @@ def test_three_versions_with_figures_stay_under_5_mb(versions: int) -> None:
     """The job reads at most DEFAULT_HTML_SLICES ranked slices per version whatever the
     number of slice keys; what grows the page is the figures: six-panel reliability diagrams
     and a dense ROC curve per version."""
-    from spark_calib_cli.html.figures import figure_image as encode
+    from spark_calib_cli.html.figures import png_image as encode
     from spark_calib_cli.report.reliability import reliability_figures
     from spark_calib_cli.report.roc import roc_figures
 
@@ -271,9 +272,9 @@ def test_three_versions_with_figures_stay_under_5_mb(versions: int) -> None:
     summary = summary.assign(roc_auc_binned=None, pr_auc_binned=None)
     figures: dict[str, list] = {name: [] for name in names}
     for name, figure in reliability_figures(bins, panels, run_date="2024-06-30"):
-        figures[str(name)].append(encode(figure, caption="r", alt="r"))
+        figures[str(name)].append(encode(png_bytes(figure), caption="r", alt="r"))
     for name, figure in roc_figures(points, summary, run_date="2024-06-30"):
-        figures[str(name)].append(encode(figure, caption="roc", alt="roc"))
+        figures[str(name)].append(encode(png_bytes(figure), caption="roc", alt="roc"))
     many = tuple(
         VersionReport(
             model_version=name,

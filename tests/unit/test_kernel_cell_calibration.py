@@ -320,7 +320,9 @@ def test_cox_fit_without_moments_is_the_maximum_likelihood_of_the_cells_mean_log
         return np.array([residual.sum(), (residual * z).sum()])
 
     root = optimize.root(score, x0=np.array([0.0, 1.0]), method="hybr", tol=1e-14)
-    assert root.success
+    # Not root.success: SciPy 1.17 reports a tolerance below what it can reach as a failure
+    # after converging, so the root is checked by its residual.
+    assert np.abs(score(root.x)).max() < 1e-9
     a, b = _first_order_fit(s, y, w)
     assert a == pytest.approx(root.x[0], abs=1e-9)
     assert b == pytest.approx(root.x[1], abs=1e-9)
