@@ -10,7 +10,7 @@ every date's drift:
   backfill evaluated d − 1, else they are read from the statistics table as the daily run
   does (the first date of the range, or one after a date without rows);
 - the baseline values of date d are those of the baseline dates up to d (``as_of``); dates
-  that see the same baseline dates share one computation.
+  that see the same baseline dates share one sum, and every sum is valued in one pass.
 
 The alerts are then computed per date from its rows (a rule names a model version, so the
 dates cannot share the key there), all in one job. The result equals the daily runs' row by
@@ -31,7 +31,13 @@ from pyspark.sql import functions as F
 
 from spark_calib import fold_run_date, split_run_date
 from spark_calib.config import Config
-from spark_calib.monitoring import drift_table, fired_alerts, metric_values, needs_noise_model
+from spark_calib.monitoring import (
+    drift_table,
+    fired_alerts,
+    metric_values,
+    needs_noise_model,
+    window_values,
+)
 from spark_calib.windows import previous_window
 from spark_calib_cli.commands.common import run_window
 from spark_calib_cli.commands.monitoring import (
@@ -45,6 +51,9 @@ from spark_calib_cli.commands.window_stats import expected_run_dates, read_windo
 from spark_calib_cli.io.local_frames import LocalFrame, in_memory
 from spark_calib_cli.io.partitions import RUN_DATE, table_location
 from spark_calib_cli.io.tables import STATS_TABLE
+
+# The last baseline date of the sum a statistics row is copied to.
+_AS_OF = "_as_of"
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ def monitor_dates(
     noise = fold_run_date(stats_df) if needs_noise_model(metrics, config) else None
     current = in_memory(spark, metric_values(fold_run_date(metrics), config, noise)).frame
     previous, previous_text = _previous_values(spark, config, current, present, digest, location)
-    baseline = _baseline_values(spark, config, present, digest, location)
+    baseline = _baseline_values(spark, config, present, digest)
     drift = in_memory(spark, split_run_date(drift_table(current, previous, baseline, config)))
     alerts = in_memory(
         spark,
@@ -139,9 +148,14 @@ def _baseline_values(
     config: Config,
     present: Sequence[dt.date],
     digest: str,
-    location: str,
 ) -> DataFrame | None:
-    """The baseline values of every date, keyed by that date: the baseline dates up to it."""
+    """The baseline values of every date, keyed by that date: the baseline dates up to it.
+
+    Dates that see the same baseline dates share one sum. The sums are computed together: the
+    baseline's statistics are read once, each row is copied to every sum whose last date is
+    on or after its run date, and that date is folded into the key as the backfill's day is,
+    so one ``window_values`` values every sum, instead of one read and one valuation per
+    sum."""
     baseline = config.drift.baseline_dates
     if baseline is None:
         return None
@@ -149,15 +163,31 @@ def _baseline_values(
     groups: dict[tuple[dt.date, ...], list[dt.date]] = {}
     for day in present:
         groups.setdefault(tuple(d for d in expected if d <= day), []).append(day)
-    frames: list[DataFrame] = []
-    for days in groups.values():
-        window = read_window_stats(
-            spark, config, baseline, digest, summed_to_bins(config), as_of=days[0]
-        )
-        values = memo_window_values(spark, config, location, digest, window)
-        if values is not None:
-            frames.extend(_rekeyed(values, F.lit(day)) for day in days)
-    return _union(frames)
+    found = read_window_stats(spark, config, baseline, digest, summed_by=lambda rows: rows)
+    if found.stats is None:
+        return None
+    # Each sum is named by its last baseline date (as_of) and is valued for its dates.
+    sums = {
+        seen[-1]: days
+        for seen, days in groups.items()
+        if seen and any(day in found.present for day in seen)
+    }
+    if not sums:
+        return None
+    as_of = F.explode(
+        F.array(*[F.when(F.col(RUN_DATE) <= F.lit(last), F.lit(last)) for last in sums])
+    )
+    copies = found.stats.select("*", as_of.alias(_AS_OF)).where(F.col(_AS_OF).isNotNull())
+    keyed = fold_run_date(copies.drop(RUN_DATE).withColumnRenamed(_AS_OF, RUN_DATE))
+    values = split_run_date(window_values(summed_to_bins(config)(keyed), config))
+    days_of: Column | None = None
+    for last, days in sums.items():
+        listed = F.array(*[F.lit(day) for day in days])
+        is_last = F.col(RUN_DATE) == F.lit(last)
+        days_of = F.when(is_last, listed) if days_of is None else days_of.when(is_last, listed)
+    assert days_of is not None
+    per_day = values.withColumn(RUN_DATE, F.explode(days_of))
+    return in_memory(spark, fold_run_date(per_day)).frame
 
 
 def _rekeyed(frame: DataFrame, day: Column) -> DataFrame:
