@@ -7,7 +7,7 @@
 #   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
 #               without the tests marked slow, in two pytest-xdist workers (tiers in
 #               tests/conftest.py; no subprocess, server or simulation test; about 4 minutes)
-#   make lint   ruff and mypy
+#   make lint   ruff (lint and format) and mypy
 #   make bench  time spark_calib against its scan floor, MLlib and pandas on BENCH_ROWS seeded rows
 #               (long: logs are generated into bench/data/ once; results go to bench/results/ and
 #               docs/benchmarks.md)
@@ -88,4 +88,5 @@ bench: java $(INSTALLED)
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy spark_calib spark_calib_cli

@@ -114,10 +114,12 @@ def main() -> None:
             run(frame)
             times[name].append(time.perf_counter() - start)
         marks: list[float] = []
+
+        def mark(_: str, marks: list[float] = marks) -> None:
+            marks.append(time.perf_counter())
+
         start = time.perf_counter()
-        result = search_slices(
-            frame, config, progress=lambda _, m=marks: m.append(time.perf_counter())
-        )
+        result = search_slices(frame, config, progress=mark)
         end = time.perf_counter()
         times["search"].append(end - start)
         levels.append([b - a for a, b in zip(marks, [*marks[1:], end], strict=True)])
