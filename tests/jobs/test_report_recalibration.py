@@ -4,18 +4,26 @@ Recalibration section (whose table leaves the bin arrays to the figure)."""
 
 from __future__ import annotations
 
+import base64
+import re
+from collections import OrderedDict
 from pathlib import Path
 
 import html5lib
+import pytest
+from matplotlib.figure import Figure
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.commands.html_figures import RECALIBRATION_CAPTION
 from spark_calib_cli.commands.html_report import write_html_report
 from spark_calib_cli.commands.report import run_report
+from spark_calib_cli.report import rendered as rendered_module
+from spark_calib_cli.report.rendered import png_bytes
 from tests.support.jobs import RUN_DATE, job_config, log_rows, write_log
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+EMBEDDED_PNG = r"data:image/png;base64,([A-Za-z0-9+/=]+)"
 
 
 def test_report_and_page_draw_reliability_before_and_after_the_maps(
@@ -43,3 +51,35 @@ def test_report_and_page_draw_reliability_before_and_after_the_maps(
     html5lib.HTMLParser(strict=True).parse(document)
     assert document.count(RECALIBRATION_CAPTION) == 2
     assert "reliability_before" not in document and "reliability_after" not in document
+
+
+def test_a_page_after_the_report_embeds_its_pngs_without_drawing_again(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log, out, page = tmp_path / "log", tmp_path / "out", tmp_path / "page.html"
+    write_log(spark, log, log_rows(40))
+    config = job_config(
+        {"path": str(log)},
+        {"path": str(out)},
+        recalibration={"methods": ["temperature"], "min_fit_rows": 15},
+    )
+    run_evaluate(spark, config, RUN_DATE)
+    drawn: list[bytes] = []
+
+    def counted(figure: Figure) -> bytes:
+        drawn.append(png_bytes(figure))
+        return drawn[-1]
+
+    monkeypatch.setattr(rendered_module, "png_bytes", counted)
+    # Nothing drawn by an earlier test of this process.
+    monkeypatch.setattr(rendered_module, "_CACHE", OrderedDict())
+    paths = run_report(spark, config, RUN_DATE, tmp_path / "report")
+    after_report = len(drawn)
+    write_html_report(spark, config, RUN_DATE, page)
+
+    # Reliability and recalibration of versions a and b, and the trends.
+    assert after_report == len(paths) >= 4
+    assert len(drawn) == after_report
+    document = page.read_text("utf-8")
+    embedded = [base64.b64decode(data) for data in re.findall(EMBEDDED_PNG, document)]
+    assert sorted(embedded) == sorted(path.read_bytes() for path in paths)
