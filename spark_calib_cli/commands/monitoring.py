@@ -343,11 +343,11 @@ def write_window_table(
     run_id: str,
     config_digest: str,
     *,
-    empty: bool | None = None,
+    empty: bool,
 ) -> str:
-    """Replace the (window end, granularity) partition of ``table`` with ``frame`` plus the
-    window and run columns; return the table's location. ``empty``: whether ``frame`` has no
-    rows, when the caller knows (else one small Spark job asks)."""
+    """Replace the (window end, granularity) partition of ``table`` with ``frame`` (a local
+    frame, ``in_memory``) plus the window and run columns; return the table's location.
+    ``empty``: whether ``frame`` has no rows."""
     assert config.output is not None
     rows = with_run_columns(with_window(frame, window), run_id, config_digest)
     return write_partition(
@@ -356,6 +356,6 @@ def write_window_table(
         config.output,
         table,
         window.end,
-        empty=frame.isEmpty() if empty is None else empty,
+        empty=empty,
         granularity=window.granularity,
     )

@@ -54,6 +54,7 @@ from spark_calib_cli.commands.window_stats import (
 from spark_calib_cli.console.monitoring_text import alerts_text
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
+from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.partitions import read_partition, table_location
 from spark_calib_cli.io.tables import (
     METRICS_TABLE,
@@ -235,7 +236,13 @@ def _write_rollup_tables(
             f"writing {table_location(config.output, table)} "
             f"({window.granularity} {window.label()})"
         )
-        tables[table] = write_window_table(spark, config, table, frame, window, run_id, digest)
+        # Collected once: asking the lazy frame whether it is empty, then writing it, ran its
+        # finishing pass twice, and the first run, cut off after one row, broke the pipe of
+        # its Python workers (the tracebacks of the demo's week rollup).
+        local = in_memory(spark, frame)
+        tables[table] = write_window_table(
+            spark, config, table, local.frame, window, run_id, digest, empty=local.empty
+        )
     tables[WINDOWS_TABLE] = write_window_row(
         spark, config, window, list(found.present), list(found.missing), n_rows, run_id, digest
     )
