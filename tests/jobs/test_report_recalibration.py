@@ -14,6 +14,7 @@ import pytest
 from matplotlib.figure import Figure
 from pyspark.sql import SparkSession
 
+from spark_calib.config import Config
 from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.commands.html_figures import RECALIBRATION_CAPTION
 from spark_calib_cli.commands.html_report import write_html_report
@@ -29,14 +30,8 @@ EMBEDDED_PNG = r"data:image/png;base64,([A-Za-z0-9+/=]+)"
 def test_report_and_page_draw_reliability_before_and_after_the_maps(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    log, out, page = tmp_path / "log", tmp_path / "out", tmp_path / "page.html"
-    write_log(spark, log, log_rows(40))
-    config = job_config(
-        {"path": str(log)},
-        {"path": str(out)},
-        recalibration={"methods": ["temperature", "isotonic"], "min_fit_rows": 15},
-    )
-    run_evaluate(spark, config, RUN_DATE)
+    page = tmp_path / "page.html"
+    config = evaluated(spark, tmp_path, ["temperature", "isotonic"])
 
     paths = run_report(spark, config, RUN_DATE, tmp_path / "report", trend_windows=0)
     write_html_report(spark, config, RUN_DATE, page, min_slice_rows=1, trend_windows=0)
@@ -56,14 +51,8 @@ def test_report_and_page_draw_reliability_before_and_after_the_maps(
 def test_a_page_after_the_report_embeds_its_pngs_without_drawing_again(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log, out, page = tmp_path / "log", tmp_path / "out", tmp_path / "page.html"
-    write_log(spark, log, log_rows(40))
-    config = job_config(
-        {"path": str(log)},
-        {"path": str(out)},
-        recalibration={"methods": ["temperature"], "min_fit_rows": 15},
-    )
-    run_evaluate(spark, config, RUN_DATE)
+    page = tmp_path / "page.html"
+    config = evaluated(spark, tmp_path, ["temperature"])
     drawn: list[bytes] = []
 
     def counted(figure: Figure) -> bytes:
@@ -83,3 +72,17 @@ def test_a_page_after_the_report_embeds_its_pngs_without_drawing_again(
     document = page.read_text("utf-8")
     embedded = [base64.b64decode(data) for data in re.findall(EMBEDDED_PNG, document)]
     assert sorted(embedded) == sorted(path.read_bytes() for path in paths)
+
+
+def evaluated(spark: SparkSession, tmp_path: Path, methods: list[str]) -> Config:
+    """The config of a run of RUN_DATE over a 40-row log with recalibration by ``methods``,
+    after that run."""
+    log, out = tmp_path / "log", tmp_path / "out"
+    write_log(spark, log, log_rows(40))
+    config = job_config(
+        {"path": str(log)},
+        {"path": str(out)},
+        recalibration={"methods": methods, "min_fit_rows": 15},
+    )
+    run_evaluate(spark, config, RUN_DATE)
+    return config
