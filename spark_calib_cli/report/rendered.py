@@ -2,9 +2,9 @@
 
 A run with ``--report`` and ``--html`` draws the same figures from the same rows twice: the
 PNG files, then the page's inline images. Drawing is most of the cost of either (1–2 s a
-figure, 7 s for a recalibration figure of 48 panels), so ``rendered`` keys the PNG bytes of a
-figure function's output by the function and a digest of its arguments: the second call with
-equal rows is a lookup, and a call with other rows draws.
+figure, about 3 s for a recalibration figure of 48 panels), so ``rendered`` keys the PNG
+bytes of a figure function's output by the function and a digest of its arguments: the
+second call with equal rows is a lookup, and a call with other rows draws.
 
 The digest of a pandas frame ignores its row order and index: the figure functions pick and
 sort the rows they draw (by rank, bin, point, window), and the report and the page read the
