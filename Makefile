@@ -23,7 +23,8 @@ BENCH_ROWS ?= 20000000
 DEMO_DIR := demo_output
 DEMO_LOGS := $(DEMO_DIR)/logs
 DEMO_RUN_DATE := 2024-06-30
-DEMO_FIRST_DATE := 2024-06-17
+# The demo's jobs, one spark-calib command a line (its paths and dates are the ones above).
+DEMO_BATCH := conf/demo_batch.txt
 # Exit code 8: the run finished and wrote its tables, and an alert rule with fail: true fired
 # (the demo's degradation is meant to fire one).
 ALERT_EXIT := 8
@@ -43,18 +44,7 @@ java:
 	$(if $(JAVA),,$(error java not found: install a Java 17 runtime (for example apt-get install openjdk-17-jre-headless) or set JAVA_HOME))
 
 demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
-	$(BIN)/spark-calib evaluate --config conf/demo_binary.yaml --from $(DEMO_FIRST_DATE) \
-		--run-date $(DEMO_RUN_DATE) --report $(DEMO_DIR)/reports/binary \
-		--html $(DEMO_DIR)/report.html || [ $$? -eq $(ALERT_EXIT) ]
-	$(BIN)/spark-calib rollup --config conf/demo_binary.yaml --run-date $(DEMO_RUN_DATE) \
-		--granularity week --report $(DEMO_DIR)/reports/binary_week \
-		--html $(DEMO_DIR)/report_week.html || [ $$? -eq $(ALERT_EXIT) ]
-	$(BIN)/spark-calib evaluate --config conf/demo_multiclass.yaml --run-date $(DEMO_RUN_DATE) \
-		--report $(DEMO_DIR)/reports/multiclass
-	$(BIN)/spark-calib evaluate --config conf/demo_regression.yaml --run-date $(DEMO_RUN_DATE) \
-		--report $(DEMO_DIR)/reports/regression
-	$(BIN)/spark-calib evaluate --config conf/demo_ctr.yaml --run-date $(DEMO_RUN_DATE) \
-		--report $(DEMO_DIR)/reports/ctr
+	$(BIN)/spark-calib batch $(DEMO_BATCH) || [ $$? -eq $(ALERT_EXIT) ]
 	@echo
 	@echo "HTML report: $(DEMO_DIR)/report.html (the binary run of $(DEMO_RUN_DATE));"
 	@echo "             $(DEMO_DIR)/report_week.html (its week rollup)"

@@ -11,6 +11,7 @@
     evaluate, rollup and report take --html FILE: one self-contained HTML page of the window
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
                           [--regression-rows N] [--ctr-rows N] [--seed S]
+    spark-calib batch FILE      (the commands of FILE, one per line, in one process)
 
 The config is validated before Spark starts. A failure prints one line on stderr and exits with
 the code of its cause (see ``exit_codes.ExitCode`` and the README); ``--verbose`` adds the
@@ -26,6 +27,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from spark_calib.windows import parse_granularity
+from spark_calib_cli.commands.batch import batch_command
 from spark_calib_cli.commands.cli import PROG
 from spark_calib_cli.commands.demo_data import demo_data_command
 from spark_calib_cli.commands.evaluate import evaluate_command
@@ -74,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     _report_parser(commands)
     _search_parser(commands)
     _demo_data_parser(commands)
+    _batch_parser(commands)
     return parser
 
 
@@ -177,6 +180,24 @@ def _demo_data_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     _session_arguments(demo_data)
     demo_data.set_defaults(command=demo_data_command)
+
+
+def _batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    batch = commands.add_parser(
+        "batch",
+        help="run the spark-calib commands of FILE in order in this process (one Spark JVM)",
+    )
+    batch.add_argument(
+        "file", metavar="FILE", help="one command per line, without 'spark-calib'; # comments"
+    )
+    batch.add_argument(
+        "--verbose", action="store_true", help="show stack traces of the batch's own errors"
+    )
+    batch.set_defaults(command=_batch)
+
+
+def _batch(args: argparse.Namespace) -> int:
+    return batch_command(args, parse=_parser().parse_args, run=main)
 
 
 def _html_argument(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ the start of the session (tests/support/cli_process.py), and the test checks wha
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from tests.support.cli_process import (
     our_lines,
     run,
     spark_calib,
+    spark_calib_alone,
 )
 from tests.support.jobs import log_rows, write_log
 
@@ -72,6 +74,25 @@ def evaluate_then_report(workdir: Path) -> tuple[Completed, Completed]:
         cwd=workdir,
     )
     return evaluated, reported
+
+
+def write_two_days(spark: SparkSession, workdir: Path) -> None:
+    """60 rows (3 with a null score) on each of 2024-06-29 and 2024-06-30."""
+    days = [dt.date(2024, 6, 29), dt.date(2024, 6, 30)]
+    write_log(spark, workdir / "log", [r for d in days for r in log_rows(30, d, null_scores=3)])
+
+
+@cli_chain("test_a_batch_runs_its_commands_in_one_process", prepare=write_two_days)
+def batch(workdir: Path) -> Completed:
+    config = write_job(workdir, "{path: tables}", max_invalid=0.1)
+    conf = " ".join(conf_arguments())
+    (workdir / "jobs.txt").write_text(
+        "# two days, then the pictures of the second\n"
+        f"evaluate --config {config} --run-date 2024-06-29 {conf}\n"
+        f"evaluate --config {config} --run-date 2024-06-30 {conf}\n"
+        f"report --config {config} --run-date 2024-06-30 --out pictures --trend 0 {conf}\n"
+    )
+    return spark_calib_alone("batch", "jobs.txt", cwd=workdir)
 
 
 @cli_chain("test_spark_submit_runs_the_job", prepare=write_60_rows)
@@ -124,6 +145,23 @@ def test_evaluate_then_report_through_the_embedded_catalog(cli_run: tuple[Path, 
         "reliability_b.png",
         "trend_accuracy.png",
         "trend_ece.png",
+    ]
+
+
+def test_a_batch_runs_its_commands_in_one_process(cli_run: tuple[Path, Any]) -> None:
+    workdir, ran = cli_run
+
+    assert ran.returncode == ExitCode.OK, ran.stderr[-3000:]
+    assert our_lines(ran.stderr) == []
+    # Each command is echoed, then prints its own summary, in the file's order.
+    echoed = [line for line in ran.stdout.splitlines() if line.startswith("$ spark-calib ")]
+    assert [line.split()[2] for line in echoed] == ["evaluate", "evaluate", "report"]
+    assert ran.stdout.count("60 input rows, 3 invalid (null_score=3)") == 2
+    for day in ("2024-06-29", "2024-06-30"):
+        assert (workdir / "tables" / "calibration_metrics" / f"run_date={day}").is_dir()
+    assert sorted(p.name for p in (workdir / "pictures").iterdir()) == [
+        "reliability_a.png",
+        "reliability_b.png",
     ]
 
 

@@ -64,6 +64,11 @@ def spark_calib(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return run([str(BIN_DIR / "spark-calib"), *args, *conf_arguments()], cwd)
 
 
+def spark_calib_alone(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``spark-calib`` without the small-data ``--conf`` (``batch`` takes none)."""
+    return run([str(BIN_DIR / "spark-calib"), *args], cwd)
+
+
 def our_lines(stderr: str) -> list[str]:
     """stderr without the JVM's own start-up notice about incubator modules."""
     return [line for line in stderr.splitlines() if not line.startswith("WARNING: Using incubator")]
