@@ -2,7 +2,8 @@
 
 The families that a kernel finishes (``KERNEL_FAMILIES``) and the reliability table are
 computed from the valid statistics rows of each slice key. When the statistics are few (at
-most ``DRIVER_MAX_ROWS`` rows), one ``toArrow()`` brings them to the driver
+most ``DRIVER_MAX_ROWS`` rows, or the session's ``spark.calib.driverMaxRows``), one
+``toArrow()`` brings them to the driver
 (``statistics_head``), which runs the kernels key by key and returns the outputs as local
 frames: no Python worker, no further Spark job. Otherwise one
 ``groupBy(slice key).applyInArrow`` runs the same functions on the workers (one shuffle of the
@@ -21,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel, cloudpickle
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import spark_calib.constants
@@ -29,6 +30,7 @@ import spark_calib.kernels
 import spark_calib.registry.metrics
 import spark_calib.stats.schema
 from spark_calib.config import Config
+from spark_calib.errors import ConfigError
 from spark_calib.kernels.decision import CLASS_NAMES, CLASS_WEIGHTS, COST_MATRIX, TASK
 from spark_calib.kernels.finish import (
     METRICS,
@@ -61,6 +63,7 @@ from spark_calib.stats import schema as stats
 
 __all__ = [
     "DRIVER_MAX_ROWS",
+    "DRIVER_MAX_ROWS_CONF",
     "KERNEL_FAMILIES",
     "LOCAL_FRAME_MAX_ROWS",
     "METRICS",
@@ -91,6 +94,10 @@ CELL_TABLES = frozenset({"roc", "thresholds"})
 # Statistics rows up to which the driver finishes them from one toArrow(): starting the Python
 # workers and shuffling costs more than the driver's NumPy below this (docs/benchmarks.md).
 DRIVER_MAX_ROWS = 200_000
+# The session setting that replaces DRIVER_MAX_ROWS: where the driver holds the statistics and
+# the executors share its machine (the job layer's embedded local session sets it), finishing
+# them there is faster at any size its heap holds.
+DRIVER_MAX_ROWS_CONF = "spark.calib.driverMaxRows"
 # Statistics rows up to which evaluate replaces their cache with a local frame of the driver's
 # copy. Above it the cache stays: Spark plans a local relation row by row, and writing one of
 # 125,000 statistics rows (a demo day) into a catalog table took 8.5 s against 2.1 s from the
@@ -177,9 +184,30 @@ def reads_cells(
     )
 
 
-def statistics_head(stats_df: DataFrame, max_rows: int = DRIVER_MAX_ROWS) -> pa.Table | None:
-    """Every row of ``stats_df`` as Arrow when it has at most ``max_rows``, else None: one
-    Spark action that reads at most ``max_rows`` + 1 rows."""
+def driver_max_rows(spark: SparkSession) -> int:
+    """The session's ``spark.calib.driverMaxRows`` (a whole number ≥ 0; 0 finishes every
+    statistics table in the grouped pass), else ``DRIVER_MAX_ROWS``. Raises ``ConfigError``
+    for another value."""
+    value = spark.conf.get(DRIVER_MAX_ROWS_CONF, None)
+    if value is None:
+        return DRIVER_MAX_ROWS
+    try:
+        rows = int(value.strip().replace("_", ""))
+    except ValueError:
+        rows = -1
+    if rows < 0:
+        raise ConfigError(
+            f"{DRIVER_MAX_ROWS_CONF} must be a whole number of statistics rows >= 0, got {value!r}"
+        )
+    return rows
+
+
+def statistics_head(stats_df: DataFrame, max_rows: int | None = None) -> pa.Table | None:
+    """Every row of ``stats_df`` as Arrow when it has at most ``max_rows`` (None: the
+    session's ``driver_max_rows``), else None: one Spark action that reads at most
+    ``max_rows`` + 1 rows."""
+    if max_rows is None:
+        max_rows = driver_max_rows(stats_df.sparkSession)
     head = stats_df.limit(max_rows + 1).toArrow()
     return head if head.num_rows <= max_rows else None
 
@@ -236,7 +264,7 @@ def finished_metrics(
     cfg: Config,
     specs: Sequence[MetricSpec],
     *,
-    driver_max_rows: int = DRIVER_MAX_ROWS,
+    driver_max_rows: int | None = None,
 ) -> DataFrame:
     """The metrics rows of the kernel families among ``specs``, from the statistics ``source``
     (the bin grain, or the fine cells when a kernel reads them). Runs one Spark job at once."""

@@ -11,7 +11,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import bin_grain, evaluate, load_config
-from spark_calib.metrics.finish import finished_metrics
+from spark_calib.errors import ConfigError
+from spark_calib.metrics.finish import (
+    DRIVER_MAX_ROWS,
+    DRIVER_MAX_ROWS_CONF,
+    driver_max_rows,
+    finished_metrics,
+    statistics_head,
+)
 from spark_calib.registry import resolve_metrics
 
 BASE = {
@@ -69,3 +76,23 @@ def test_driver_and_grouped_paths_agree(spark: SparkSession, case: str) -> None:
     # The grouped path's values are the metrics table's.
     assert _rows(result.metrics.where(F.col("metric").isin(*cfg.metrics))) == left
     result.unpersist()
+
+
+def test_the_session_setting_moves_the_driver_bound(spark: SparkSession) -> None:
+    stats = spark.range(10).select(F.col("id"))
+    assert driver_max_rows(spark) == DRIVER_MAX_ROWS
+    assert statistics_head(stats) is not None
+    try:
+        spark.conf.set(DRIVER_MAX_ROWS_CONF, "9")
+        assert driver_max_rows(spark) == 9
+        assert statistics_head(stats) is None  # 10 rows: the grouped pass
+        spark.conf.set(DRIVER_MAX_ROWS_CONF, "10")
+        head = statistics_head(stats)
+        assert head is not None and head.num_rows == 10
+        spark.conf.set(DRIVER_MAX_ROWS_CONF, "-1")
+        with pytest.raises(
+            ConfigError, match=r"spark\.calib\.driverMaxRows must be a whole number"
+        ):
+            driver_max_rows(spark)
+    finally:
+        spark.conf.unset(DRIVER_MAX_ROWS_CONF)
