@@ -60,3 +60,8 @@ TEMPERATURE_MAX = 20.0
 # (``spark_calib.recalibration.temperature_fit``); T is one parameter, and its standard error
 # from a million rows is far below any difference that matters.
 DEFAULT_MAX_FIT_ROWS = 1_000_000
+
+# The session setting that replaces spark_calib.metrics.finish.DRIVER_MAX_ROWS (statistics rows
+# finished on the driver): where the executors share the driver's machine (the job layer's
+# embedded local session sets it), finishing there is faster at any size its heap holds.
+DRIVER_MAX_ROWS_CONF = "spark.calib.driverMaxRows"

@@ -30,6 +30,7 @@ import spark_calib.kernels
 import spark_calib.registry.metrics
 import spark_calib.stats.schema
 from spark_calib.config import Config
+from spark_calib.constants import DRIVER_MAX_ROWS_CONF
 from spark_calib.errors import ConfigError
 from spark_calib.kernels.decision import CLASS_NAMES, CLASS_WEIGHTS, COST_MATRIX, TASK
 from spark_calib.kernels.finish import (
@@ -94,10 +95,6 @@ CELL_TABLES = frozenset({"roc", "thresholds"})
 # Statistics rows up to which the driver finishes them from one toArrow(): starting the Python
 # workers and shuffling costs more than the driver's NumPy below this (docs/benchmarks.md).
 DRIVER_MAX_ROWS = 200_000
-# The session setting that replaces DRIVER_MAX_ROWS: where the driver holds the statistics and
-# the executors share its machine (the job layer's embedded local session sets it), finishing
-# them there is faster at any size its heap holds.
-DRIVER_MAX_ROWS_CONF = "spark.calib.driverMaxRows"
 # Statistics rows up to which evaluate replaces their cache with a local frame of the driver's
 # copy. Above it the cache stays: Spark plans a local relation row by row, and writing one of
 # 125,000 statistics rows (a demo day) into a catalog table took 8.5 s against 2.1 s from the

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from spark_calib.metrics.finish import DRIVER_MAX_ROWS_CONF
+from spark_calib.constants import DRIVER_MAX_ROWS_CONF
 from spark_calib_cli.errors import JavaNotFoundError
 
 APP_NAME = "spark-calib"

@@ -22,16 +22,26 @@ from matplotlib.figure import Figure
 from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.layout import (
+    bars_over_histogram,
+    fit_titles,
+    fixed_grid,
     group_by_model_version,
     rows_of,
     save_png,
     show_metric,
+    title_at_top,
     version_title,
 )
 from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability, zoom_limit
 from spark_calib_cli.report.rendered import rendered
 
 PANEL_SIZE_INCHES = (3.9, 4.3)
+# The fixed layout (inches): margins left, right, top (the three-line figure title and a
+# panel's two-line title), bottom; gaps across (a y label and its ticks) and down (x ticks and
+# label, then the next two-line title); inside a panel, between the bars and the histogram.
+MARGINS_INCHES = (0.75, 0.25, 1.25, 0.5)
+GAPS_INCHES = (0.8, 0.95)
+PANEL_GAP_INCHES = 0.3
 FILE_STEM = "recalibration"
 DEFAULT_WORST_SLICES = 3
 # The column order of the figure; a table lists only the methods its config asked for.
@@ -162,8 +172,8 @@ def _figure(
     methods = [method for method in METHOD_ORDER if method in set(table["method"])]
     columns = 1 + len(methods)
     width, height = PANEL_SIZE_INCHES
-    figure = Figure(figsize=(width * columns, height * len(keys)), layout="constrained")
-    grid = figure.add_gridspec(len(keys), columns)
+    figure = Figure(figsize=(width * columns, height * len(keys)))
+    grid = fixed_grid(figure, len(keys), columns, margins=MARGINS_INCHES, gaps=GAPS_INCHES)
     for row_index, key in enumerate(keys):
         of_key = rows_of(table, key)
         by_method = {str(r["method"]): r for r in of_key.to_dict("records")}
@@ -181,7 +191,7 @@ def _figure(
         limit = max(zoom_limit(frame) for frame in frames)
         titles = [_before_title(key, first)] + [_after_title(m, by_method.get(m)) for m in methods]
         for column, (frame, title, note) in enumerate(zip(frames, titles, notes, strict=True)):
-            cell = grid[row_index, column].subgridspec(2, 1, height_ratios=[3, 1])
+            cell = bars_over_histogram(figure, grid[row_index, column], PANEL_GAP_INCHES)
             top = figure.add_subplot(cell[0])
             bottom = figure.add_subplot(cell[1], sharex=top)
             _draw(
@@ -194,10 +204,12 @@ def _figure(
                 positive_class=positive_class,
             )
             top.set_title(title, fontsize="medium")
-    figure.suptitle(
+    # A title may reach into the gap beside its panel, or the narrower right margin.
+    fit_titles(figure, min(GAPS_INCHES[0] / 2, MARGINS_INCHES[0], MARGINS_INCHES[1]))
+    title_at_top(
+        figure,
         f"Model {version_title(version)}, run_date {run_date}:\nthe evaluated rows before and "
         "after each recalibration map\n(overall and the worst slices by ECE before)",
-        fontsize="large",
     )
     return figure
 

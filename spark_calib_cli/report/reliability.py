@@ -11,17 +11,27 @@ from matplotlib.figure import Figure
 
 from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.layout import (
+    bars_over_histogram,
+    fit_titles,
+    fixed_grid,
+    grid_shape,
     group_by_model_version,
-    panel_grid,
     rows_of,
     save_png,
     show_metric,
+    title_at_top,
     version_title,
 )
 from spark_calib_cli.report.reliability_panel import draw_histogram, draw_reliability, zoom_limit
 from spark_calib_cli.report.rendered import rendered
 
 PANEL_SIZE_INCHES = (4.6, 4.8)
+# The fixed layout (inches), as the recalibration figure's: margins left, right, top (the
+# figure title and a panel's two-line title), bottom; gaps across and down; inside a panel,
+# between the bars and the histogram.
+MARGINS_INCHES = (0.75, 0.25, 0.95, 0.5)
+GAPS_INCHES = (0.8, 0.95)
+PANEL_GAP_INCHES = 0.3
 FILE_STEM = "reliability"
 
 
@@ -73,10 +83,14 @@ def _figure(
     run_date: str,
     positive_class: bool,
 ) -> Figure:
-    figure, rows, columns = panel_grid(len(panels), PANEL_SIZE_INCHES)
-    grid = figure.add_gridspec(rows, columns)
+    rows, columns = grid_shape(len(panels))
+    width, height = PANEL_SIZE_INCHES
+    figure = Figure(figsize=(width * columns, height * rows))
+    grid = fixed_grid(figure, rows, columns, margins=MARGINS_INCHES, gaps=GAPS_INCHES)
     for index, panel in enumerate(panels):
-        cell = grid[index // columns, index % columns].subgridspec(2, 1, height_ratios=[3, 1])
+        cell = bars_over_histogram(
+            figure, grid[index // columns, index % columns], PANEL_GAP_INCHES
+        )
         top = figure.add_subplot(cell[0])
         bottom = figure.add_subplot(cell[1], sharex=top)
         bins = rows_of(reliability, panel).sort_values("bin")
@@ -85,9 +99,11 @@ def _figure(
         draw_histogram(bottom, bins, limit=limit, positive_class=positive_class)
         top.tick_params(labelbottom=False)
         top.set_title(_panel_title(panel, limit), fontsize="medium")
-    figure.suptitle(
+    # A title may reach into the gap beside its panel, or the narrower right margin.
+    fit_titles(figure, min(GAPS_INCHES[0] / 2, MARGINS_INCHES[0], MARGINS_INCHES[1]))
+    title_at_top(
+        figure,
         f"Model {version_title(version)}, run_date {run_date}: overall and the worst slices by ECE",
-        fontsize="large",
     )
     return figure
 
