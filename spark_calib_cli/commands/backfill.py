@@ -190,7 +190,7 @@ def _write_tables(
             frames[table] = rows, {d for d in evaluated.invalid_counts if d is not None}
         else:
             local = in_memory(spark, rows)
-            frames[table] = local.frame, {row[RUN_DATE] for row in local.rows}
+            frames[table] = local.frame, local.values(RUN_DATE)
             written[table] = local.frame
     tables: dict[str, str] = {}
     span = f"run_date {present[0]} to {present[-1]}"
@@ -270,7 +270,7 @@ def _monitor_days(
             config.output,
             table,
             present,
-            {row[RUN_DATE] for row in local.rows},
+            local.values(RUN_DATE),
             granularity=DAY,
         )
     return [

@@ -102,9 +102,10 @@ def monitor_dates(
             ],
         ),
     )
+    fired = alerts.rows
     outcomes = {
         day: monitor_outcome(
-            config, [row for row in alerts.rows if row[RUN_DATE] == day], previous_text[day]
+            config, [row for row in fired if row[RUN_DATE] == day], previous_text[day]
         )
         for day in present
     }

@@ -84,4 +84,8 @@ def test_in_memory_keeps_the_rows_over_a_local_relation(spark: SparkSession) -> 
     assert sorted(local.rows) == sorted(derived.collect())
     assert sorted(local.frame.collect()) == sorted(local.rows)
     assert "LocalTableScan" in _physical_plan(local.frame)
+    assert not local.empty
     assert in_memory(spark, derived.where(F.lit(False))).empty
+    # A column's distinct values from the Arrow copy, as Python values (dates as dates).
+    assert local.values("day") == {dt.date(2024, 6, d) for d in (1, 2, 4, 5)}
+    assert local.values("key") == {"0", "1", "3", "4"}
