@@ -33,6 +33,7 @@ from pyspark.sql import SparkSession
 
 from bench.session import build_session
 from spark_calib.config import Config, load_config
+from spark_calib.constants import DRIVER_MAX_ROWS_CONF
 from spark_calib_cli.commands.backfill import run_backfill
 from spark_calib_cli.commands.evaluate import run_evaluate
 from spark_calib_cli.demo import logs as demo
@@ -96,8 +97,17 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--driver-max-rows",
+        type=int,
+        default=None,
+        help="set spark.calib.driverMaxRows (the job's embedded session sets 300 per MiB of "
+        "driver heap); default: the library's bound",
+    )
     args = parser.parse_args()
     spark = build_session()
+    if args.driver_max_rows is not None:
+        spark.conf.set(DRIVER_MAX_ROWS_CONF, str(args.driver_max_rows))
     log = ensure_demo_log(spark, args.cache)
     jobs = variants(spark, log)
     timed(jobs["one_window"])
