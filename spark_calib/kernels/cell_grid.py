@@ -36,3 +36,19 @@ def cell_upper(cell: np.ndarray) -> np.ndarray:
     shifted = (j - (LOG_ODDS_CELLS // 2 - 1)).astype(float) / float(LOG_ODDS_STEP)
     log_odds = np.where(j == LOG_ODDS_CELLS - 1, 1.0, _sigmoid(shifted))
     return np.minimum((k + 1).astype(float) / float(EQUAL_WIDTH_CELLS), log_odds)
+
+
+# The coarse cells of the slice search's first pass at a level (``coarse_cell``).
+COARSE_EQUAL_WIDTH_STEP = 10  # equal-width cells per coarse one: 100 coarse, 0.01 wide
+COARSE_LOG_ODDS_STEP = 4  # log-odds cells per coarse one: 1/4 wide in log-odds
+
+
+def coarse_cell(cell: np.ndarray) -> np.ndarray:
+    """The coarse cell holding a fine cell 1186·k + j, as the id of its first fine cell:
+    1186·⌊k/10⌋·10 + ⌊j/4⌋·4. A coarse cell is the intersection of a 0.01-wide equal-width cell
+    and a 1/4-wide log-odds one, so it is a union of fine cells contiguous in score order, and
+    its id orders the coarse cells by score as fine ids do."""
+    k, j = np.divmod(np.asarray(cell, dtype=np.int64), LOG_ODDS_CELLS)
+    return (k // COARSE_EQUAL_WIDTH_STEP) * COARSE_EQUAL_WIDTH_STEP * LOG_ODDS_CELLS + (
+        j // COARSE_LOG_ODDS_STEP
+    ) * COARSE_LOG_ODDS_STEP

@@ -26,6 +26,8 @@ from pyspark.sql import functions as F
 
 from spark_calib.constants import LOGIT_CLIP
 from spark_calib.kernels.cell_grid import (
+    COARSE_EQUAL_WIDTH_STEP,
+    COARSE_LOG_ODDS_STEP,
     EQUAL_WIDTH_CELLS,
     LOG_ODDS_CELLS,
     LOG_ODDS_LIMIT,
@@ -43,6 +45,7 @@ __all__ = [
     "cell_index",
     "cell_lower",
     "cell_upper",
+    "coarse_cell",
     "log_odds_cell",
     "logit",
 ]
@@ -72,6 +75,18 @@ def log_odds_cell(score: Column) -> Column:
 def cell_index(score: Column) -> Column:
     """The union-grid cell id 1186·k + j of s ∈ [0, 1]."""
     return bin_index(score, EQUAL_WIDTH_CELLS) * F.lit(LOG_ODDS_CELLS) + log_odds_cell(score)
+
+
+def coarse_cell(cell: Column) -> Column:
+    """The coarse cell of a fine cell id, as the id of its first fine cell (the NumPy
+    ``spark_calib.kernels.cell_grid.coarse_cell`` gives the formula)."""
+    k = F.floor(cell / F.lit(LOG_ODDS_CELLS))
+    j = cell % F.lit(LOG_ODDS_CELLS)
+    equal_width = F.floor(k / F.lit(COARSE_EQUAL_WIDTH_STEP)) * F.lit(
+        COARSE_EQUAL_WIDTH_STEP * LOG_ODDS_CELLS
+    )
+    log_odds = F.floor(j / F.lit(COARSE_LOG_ODDS_STEP)) * F.lit(COARSE_LOG_ODDS_STEP)
+    return (equal_width + log_odds).cast("int")
 
 
 def _sigmoid(z: Column) -> Column:

@@ -17,6 +17,11 @@ n ≥ ``min_rows``, weight ≥ ``min_weight`` and a finite or infinite z:
   is counted as tested (p = 1) and not scored (not for ``ece_excess``: the bound does not
   hold for it, so it prunes by size alone). θ only grows, so the ``top_k`` largest z over
   every rankable segment of the lattice are exactly those of the search.
+- **Coarse cells** (``coarse``: pruning on, score not ``ece_excess``): levels 2 and up are
+  scored from coarse cells, which give a segment's sums exactly and its fine-cell ecce within
+  [ecce, ecce + ecce_bound]. A coarse segment's z is its lower bound (its p-value too, which
+  is larger than its fine one), and ``z_high`` its upper bound. ``refinement`` picks the ones
+  that could change the report or the multicalibration error, to be scored from fine cells.
 - **Multiple testing** over the m segments tested of the version (scored and rankable, plus the
   pruned ones): Benjamini–Hochberg's adjusted p = min_{j ≥ i} min(1, m·p_(j)/j) over the sorted
   p-values, or Bonferroni's min(1, m·p). ``significant``: adjusted p ≤ ``alpha``.
@@ -67,6 +72,8 @@ class Segment:
     p_adjusted: float = 1.0
     significant: bool = False
     suppressed: bool = False
+    refined: bool = True
+    z_high: float = math.nan
 
     @property
     def slice_value(self) -> str:
@@ -82,13 +89,15 @@ class Segment:
 @dataclass
 class LevelCount:
     """What one level did: candidate segments sent to Spark, segments scored, rankable among
-    them, and children pruned by bound (per all versions)."""
+    them, children pruned by bound, and segments scored from fine cells (all of them at level
+    1 or without coarse passes; per all versions)."""
 
     level: int
     candidates: int = 0
     scored: int = 0
     rankable: int = 0
     pruned: int = 0
+    refined: int = 0
 
 
 @dataclass
@@ -114,12 +123,20 @@ class Lattice:
         self.levels.append(LevelCount(1))
         return self._combos
 
-    def add(self, table: pa.Table) -> None:
-        """Take a level's scored segments (``level_segments``' table)."""
+    @property
+    def coarse(self) -> bool:
+        """Whether levels 2 and up are scored from coarse cells first (``refinement``): when
+        pruning with a score that has an upper bound from coarse cells."""
+        return self.search.prune and self.search.score != "ece_excess"
+
+    def add(self, table: pa.Table, refined: bool = True) -> None:
+        """Take a pass's scored segments (``level_segments``' table): a level's (its first
+        pass), or a refinement's (``refined``: fine cells, replacing coarse scores)."""
         count = self.levels[-1]
         rows = table.to_pydict()
         names = [*SEGMENT_COLUMNS, *BIN_COLUMNS]
         width = self.search.max_level
+        first = KEY in table.column_names
         for i in range(table.num_rows):
             version, combo = rows[VERSION][i], rows[COMBO][i]
             codes = tuple(rows[predicate_column(p)][i] for p in range(width))
@@ -129,16 +146,53 @@ class Lattice:
                 continue
             columns: Columns
             values: Values
-            if count.level == 1:
+            if first:
                 columns, values = self._combos[combo], (rows[KEY][i],)
                 self._code(columns[0], values[0], codes[0])
             else:
-                columns, values = self._pending[(version, combo, codes[: count.level])]
-            segment = self._scored(Segment(version, columns, values, scores))
-            self.scored[(version, columns, values)] = segment
-            count.scored += 1
-            count.rankable += self._rankable(segment)
+                level = len(self._combos[combo])
+                columns, values = self._pending[(version, combo, codes[:level])]
+            key = (version, columns, values)
+            segment = self._scored(Segment(version, columns, values, scores, refined=refined))
+            if key in self.scored:
+                self.levels[segment.level - 1].refined += 1
+            else:
+                count.scored += 1
+                count.rankable += self._rankable(segment)
+                count.refined += refined
+            self.scored[key] = segment
         self._pending.clear()
+
+    def refinement(self) -> tuple[list[Columns], list[tuple[Version, int, tuple[int, ...]]]]:
+        """The coarse-scored segments whose fine scores could change the report or the
+        multicalibration error, as (column combinations, candidate rows) like ``next_level``;
+        both empty when none is left. Per version, with the report as it stands (z of a
+        coarse segment: its lower bound; ``report``): a rankable coarse segment whose upper
+        bound z_high reaches the z of the report's last (``top_k``-th) segment, or any z_high
+        when the report is shorter; and any coarse segment whose upper bound on ecce_sigma is
+        above the largest ecce_sigma known."""
+        combos: dict[Columns, int] = {}
+        candidates: list[tuple[Version, int, tuple[int, ...]]] = []
+        for version in self.versions():
+            reported = self.report(version)
+            full = len(reported) >= self.search.top_k
+            cutoff = reported[-1].z if full else -math.inf
+            mine = [s for s in self.scored.values() if s.version == version]
+            known = max(sigma_lower(s.scores) for s in [self.overall[version], *mine])
+            for segment in mine:
+                if segment.refined:
+                    continue
+                ranks = self._rankable(segment) and segment.z_high >= cutoff
+                if not ranks and not sigma_upper(segment.scores) > known:
+                    continue
+                combo = combos.setdefault(segment.columns, len(combos))
+                codes = tuple(
+                    self._codes[c][v] for c, v in zip(segment.columns, segment.values, strict=True)
+                )
+                self._pending[(version, combo, codes)] = (segment.columns, segment.values)
+                candidates.append((version, combo, codes))
+        self._combos = list(combos)
+        return self._combos, candidates
 
     def next_level(self) -> tuple[list[Columns], list[tuple[Version, int, tuple[int, ...]]]]:
         """The next level's column combinations and its candidate (version, combination index,
@@ -225,6 +279,9 @@ class Lattice:
         if self.search.score == "ecce_sigma":
             segment.z = _number(s["ecce_sigma"])
             segment.p_value = _number(s["ecce_p"], 1.0)
+            if not segment.refined:
+                segment.z_high = sigma_upper(s) if not math.isnan(segment.z) else math.nan
+                return segment
         elif self.search.score == "ece_excess":
             z = _number(s["ece_excess_z"])
             segment.z = z
@@ -235,6 +292,7 @@ class Lattice:
             z = abs(_number(s["citl_z"]))
             segment.z = z
             segment.p_value = 1.0 if math.isnan(z) else float(erfc(np.array([z / math.sqrt(2)]))[0])
+        segment.z_high = segment.z
         return segment
 
     def _rankable(self, segment: Segment) -> bool:
@@ -299,6 +357,21 @@ def _parent_keys(columns: Columns, values: Values) -> list[tuple[Columns, Values
     return [
         (columns[:i] + columns[i + 1 :], values[:i] + values[i + 1 :]) for i in range(len(columns))
     ]
+
+
+def sigma_lower(scores: dict[str, Any]) -> float:
+    """The segment's ecce_sigma, −∞ when null or NaN (no weight)."""
+    value = scores["ecce_sigma"]
+    return -math.inf if value is None or math.isnan(value) else float(value)
+
+
+def sigma_upper(scores: dict[str, Any]) -> float:
+    """(ECCE + ecce_bound)/σ: the largest sigma-scale ECCE of the segment's finer cells and
+    rows."""
+    top = scores["ecce"] + scores["ecce_bound"]
+    if scores["sigma"] > 0:
+        return float(top / scores["sigma"])
+    return math.inf if top > 0 else 0.0
 
 
 def _number(value: object, default: float = math.nan) -> float:

@@ -46,7 +46,7 @@ from spark_calib.rows.canonical import (
     canonical_rows,
     slice_key,
 )
-from spark_calib.rows.cells import cell_index
+from spark_calib.rows.cells import cell_index, coarse_cell
 from spark_calib.rows.needs import RowNeeds
 from spark_calib.rows.schema import check_input_schema
 from spark_calib.slicing.values import escape_text, slice_value_expression
@@ -211,14 +211,17 @@ def level_segments(
     candidates: pa.Table | None,
     n_bins: int,
     width: int,
+    coarse: bool = False,
 ) -> pa.Table:
     """One row per segment of the level: ``_model_version``, ``_combo`` (the index into
     ``combos``, −1 for the overall segment), the predicates' value codes ``_k0`` …
     ``_k{width−1}`` (0 past the level), at level 1 also ``_key`` (the value's ``slice_value``),
     then the kernel's ``SEGMENT_COLUMNS`` and ``BIN_COLUMNS``. ``candidates`` (``_model_version``,
     ``_combo`` and the codes) restricts the segments; None is level 1: every value of every
-    column, and the overall segment. One Spark job: the copies, the semi-join, the aggregation
-    and the grouped kernel pass."""
+    column, and the overall segment. ``combos`` may mix levels (a refinement pass). With
+    ``coarse``, each copy is summed per coarse cell (``spark_calib.rows.cells.coarse_cell``)
+    rather than per fine cell. One Spark job: the copies, the semi-join, the aggregation and
+    the grouped kernel pass."""
     codes = [predicate_column(p) for p in range(width)]
     first = candidates is None
 
@@ -238,8 +241,9 @@ def level_segments(
     if first:
         entries.append(entry(OVERALL_COMBO, (), None))
     keys = (MODEL_VERSION, COMBO, *codes, *([KEY] if first else []))
+    cell = coarse_cell(F.col(CELL)).alias(CELL) if coarse else F.col(CELL)
     copies = rows.select(
-        MODEL_VERSION, CELL, *CELL_SUMS[1:], F.explode(F.array(*entries)).alias("_entry")
+        MODEL_VERSION, cell, *CELL_SUMS[1:], F.explode(F.array(*entries)).alias("_entry")
     ).select(MODEL_VERSION, "_entry.*", CELL, *CELL_SUMS[1:])
     if candidates is not None:
         wanted = rows.sparkSession.createDataFrame(candidates).select(

@@ -1,9 +1,11 @@
 """``search_slices``: where calibration breaks, over crossed segments nobody named.
 
-One Spark job per level (at most ``max_level``), each one pass over the input rows, and one
-more before them when a column is cut at quantiles (``bins``)
-(``spark_calib.slice_search.rows``); the lattice, pruning and report run on the driver over the
-levels' per-segment scores (``spark_calib.slice_search.lattice``). See ``docs/slice_search.md``.
+One Spark job per level (at most ``max_level``), each one pass over the input rows, one more
+before them when a column is cut at quantiles (``bins``), and with coarse cells
+(``Lattice.coarse``) one refinement pass after them, repeated while it finds segments to score
+again from fine cells (``spark_calib.slice_search.rows``); the lattice, pruning and report run
+on the driver over the passes' per-segment scores (``spark_calib.slice_search.lattice``). See
+``docs/slice_search.md``.
 
 Output tables (Spark DataFrames built on the driver from at most ``top_k`` rows per version):
 
@@ -33,7 +35,9 @@ and weight_sum are the version's. ``evaluate`` appends them to its metrics.
 
 ``segments`` (an Arrow table on the driver, for audits and tests): every segment scored, the
 overall ones (level 0) included: model_version, level, slice_name, slice_value, z, p_value,
-then the kernel's columns (``spark_calib.kernels.multicalibration.SEGMENT_COLUMNS``).
+refined (false: scored from coarse cells only, so ecce, ecce_sigma, z and p_value are the
+coarse bounds), then the kernel's columns
+(``spark_calib.kernels.multicalibration.SEGMENT_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -63,7 +67,13 @@ from spark_calib.kernels.output_columns import (
     N,
     spark_ddl,
 )
-from spark_calib.slice_search.lattice import Lattice, LevelCount, Segment
+from spark_calib.slice_search.lattice import (
+    Lattice,
+    LevelCount,
+    Segment,
+    sigma_lower,
+    sigma_upper,
+)
 from spark_calib.slice_search.rows import (
     COMBO,
     cut_edges,
@@ -144,8 +154,9 @@ def search_slices(
     progress: Callable[[str], None] | None = None,
 ) -> SliceSearchResult:
     """Search ``config.slice_search``'s crossed segments of ``df`` for miscalibration, per model
-    version. At most ``max_level`` Spark jobs, one pass over ``df`` each (one more for the
-    quantiles of ``bins`` columns); ``progress`` (if given) hears one line per level."""
+    version. One Spark job per level, one pass over ``df`` each (one more for the quantiles
+    of ``bins`` columns, and the refinement passes after coarse levels); ``progress`` (if
+    given) hears one line per level and per refinement pass."""
     cfg = load_config(config)
     search = cfg.slice_search
     if search is None:
@@ -157,7 +168,8 @@ def search_slices(
     lattice = Lattice(search)
     combos = lattice.first_level()
     say(f"slice search level 1: {len(names)} columns")
-    lattice.add(level_segments(rows, combos, None, cfg.binning.n_bins, search.max_level))
+    width = search.max_level
+    lattice.add(level_segments(rows, combos, None, cfg.binning.n_bins, width))
     for level in range(2, search.max_level + 1):
         combos, candidates = lattice.next_level()
         count = lattice.levels[-1]
@@ -167,20 +179,34 @@ def search_slices(
         )
         if not candidates:
             break
-        table = pa.table(
-            {
-                "_model_version": pa.array([c[0] for c in candidates], pa.string()),
-                COMBO: pa.array([c[1] for c in candidates], pa.int32()),
-                **{
-                    predicate_column(p): pa.array(
-                        [c[2][p] if p < level else 0 for c in candidates], pa.int64()
-                    )
-                    for p in range(search.max_level)
-                },
-            }
-        )
-        lattice.add(level_segments(rows, combos, table, cfg.binning.n_bins, search.max_level))
+        table = _candidates(candidates, width)
+        coarse = lattice.coarse
+        segments = level_segments(rows, combos, table, cfg.binning.n_bins, width, coarse=coarse)
+        lattice.add(segments, refined=not coarse)
+    while lattice.coarse:
+        combos, candidates = lattice.refinement()
+        if not candidates:
+            break
+        say(f"slice search: {len(candidates)} segments scored again from fine cells")
+        table = _candidates(candidates, width)
+        lattice.add(level_segments(rows, combos, table, cfg.binning.n_bins, width))
     return _result(df.sparkSession, lattice, cfg, names)
+
+
+def _candidates(candidates: list[tuple[str | None, int, tuple[int, ...]]], width: int) -> pa.Table:
+    """The candidate rows as ``level_segments`` reads them (codes past a segment's level 0)."""
+    return pa.table(
+        {
+            "_model_version": pa.array([c[0] for c in candidates], pa.string()),
+            COMBO: pa.array([c[1] for c in candidates], pa.int32()),
+            **{
+                predicate_column(p): pa.array(
+                    [c[2][p] if p < len(c[2]) else 0 for c in candidates], pa.int64()
+                )
+                for p in range(width)
+            },
+        }
+    )
 
 
 def _result(
@@ -201,7 +227,7 @@ def _result(
             reliability.extend(_bins(version, rank, segment))
         scored = [s for s in lattice.scored.values() if s.version == version]
         every = [overall, *scored]
-        worst = max(every, key=lambda s: _sigma(s))
+        worst = max(every, key=lambda s: sigma_lower(s.scores))
         error, error_p = _multicalibration_error(worst)
         summary.append(
             {
@@ -234,7 +260,7 @@ def _metric_rows(
     """The version's ``multicalibration_error`` and ``multicalibration_error_p`` rows (null
     when no segment has a weight, as a metric over a zero denominator is)."""
     value, p_value = _multicalibration_error(worst)
-    upper = max(_sigma_upper(s) for s in every)
+    upper = max(sigma_upper(s.scores) for s in every)
     bound = None if value is None else 0.0 if math.isinf(value) else upper - value
     common = {
         MODEL_VERSION: version,
@@ -251,20 +277,11 @@ def _metric_rows(
 
 def _multicalibration_error(worst: Segment) -> tuple[float | None, float | None]:
     """The MCE and its p-value from the segment with the largest sigma-scale ECCE; both None
-    when no segment has a weight (``_sigma`` is −∞ then)."""
-    value = _sigma(worst)
+    when no segment has a weight (``sigma_lower`` is −∞ then)."""
+    value = sigma_lower(worst.scores)
     if value == -math.inf:
         return None, None
     return value, worst.scores["ecce_p"]
-
-
-def _sigma_upper(segment: Segment) -> float:
-    """(ECCE + ecce_bound)/σ: the largest sigma-scale ECCE the segment's rows can have."""
-    s = segment.scores
-    top = s["ecce"] + s["ecce_bound"]
-    if s["sigma"] > 0:
-        return float(top / s["sigma"])
-    return math.inf if top > 0 else 0.0
 
 
 def _slice_row(
@@ -329,15 +346,11 @@ def _segments(lattice: Lattice, names: list[str]) -> pa.Table:
         "slice_value": [s.slice_value for s in every],
         "z": [s.z for s in every],
         "p_value": [s.p_value for s in every],
+        "refined": [s.refined for s in every],
     }
     for name in SEGMENT_COLUMNS:
         columns[name] = [s.scores[name] for s in every]
     return pa.table(columns)
-
-
-def _sigma(segment: Segment) -> float:
-    value = segment.scores["ecce_sigma"]
-    return -math.inf if value is None or math.isnan(value) else float(value)
 
 
 def _frame(spark: SparkSession, rows: list[dict[str, Any]], schema: pa.Schema) -> DataFrame:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from mcgrad import metrics as mcgrad_metrics
 
+from spark_calib.kernels.cell_grid import coarse_cell
 from spark_calib.kernels.multicalibration import (
     range_cdf,
     range_p_value,
@@ -93,6 +94,33 @@ def test_fine_cells_bound_the_row_ecce(weighted: bool) -> None:
         assert row <= out["ecce"][index] + out["ecce_bound"][index] + 1e-12
         # The bound is small against the statistic: fine cells.
         assert out["ecce_bound"][index] < 0.2 * row
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_coarse_cells_bound_the_fine_ecce_and_keep_the_sums(weighted: bool) -> None:
+    rng = np.random.default_rng(11)
+    s, y, w = _log(rng, 30000, weighted)
+    s = np.concatenate([s, [0.0, 1.0, 0.5, 1e-9]])
+    y = np.concatenate([y, [0.0, 1.0, 1.0, 0.0]])
+    w = np.concatenate([w, [1.0, 1.0, 2.0, 1.0]])
+    segment = rng.integers(0, 8, len(s))
+    fine_cells = cell_ids(s)
+    # A coarse cell is a union of fine cells contiguous in score order, ids in that order.
+    order = np.argsort(s, kind="stable")
+    assert np.all(np.diff(coarse_cell(fine_cells[order])) >= 0)
+    assert np.all(coarse_cell(fine_cells) <= fine_cells)
+    fine = segment_scores(*_cell_table(segment, fine_cells, _sums(s, y, w)), n_bins=10)
+    coarse = segment_scores(
+        *_cell_table(segment, coarse_cell(fine_cells), _sums(s, y, w)), n_bins=10
+    )
+    assert len(np.unique(coarse_cell(fine_cells))) < len(np.unique(fine_cells)) / 4
+    # The fine cells' ECCE lies in the coarse [ecce, ecce + ecce_bound].
+    assert np.all(coarse["ecce"] <= fine["ecce"] + 1e-12)
+    assert np.all(fine["ecce"] <= coarse["ecce"] + coarse["ecce_bound"] + 1e-12)
+    assert np.any(coarse["ecce"] < fine["ecce"] - 1e-6)
+    # What does not read the cells' order is the same; so is the ECE (10 bins, 100 coarse).
+    for name in ("n", "weight_sum", "sigma", "citl_z", "score_bound", "ece", "ece_null"):
+        np.testing.assert_allclose(coarse[name], fine[name], rtol=1e-12, err_msg=name)
 
 
 def test_calibration_summaries_and_ece_by_hand() -> None:
