@@ -9,11 +9,13 @@ written once as Parquet under ``--cache``. Measured, in this order, ``--repeats`
 - ``bare_level1`` and ``bare_level2``: Spark's groupBy of the search's level-1 and level-2
   keys (version, combination, values, fine cell) with its eight sums, over the 12 or 66
   copies of each row, without the semi-join or the kernel: the floor of the search's levels;
-- ``search``: ``search_slices`` with ``--max-level`` (default 3), timed per level from its
-  progress lines; the record says which planted segments rank in the planted version's top 5
-  and how many of the calibrated version's slices are significant.
+- ``search``: ``search_slices`` with ``--max-level`` (default 3), timed per level (and the
+  refinement pass) from its progress lines; the record says which planted segments rank in
+  the planted version's top 5 and how many of the calibrated version's slices are
+  significant.
 
-Prints the medians and the search's ratio to the scan, and writes them as JSON to ``--out``.
+``--no-bare`` skips the two bare aggregations (level 2's takes minutes). Prints the medians
+and the search's ratio to the scan, and writes them as JSON to ``--out``.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ def main() -> None:
     parser.add_argument("--max-level", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--bare", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
     spark = build_session()
     path = args.cache / f"planted_{args.rows}"
@@ -109,7 +112,7 @@ def main() -> None:
     counts: list[dict[str, Any]] = []
     for _ in range(args.repeats):
         bare = (("scan", _scan), ("bare_level1", _bare_level1), ("bare_level2", _bare_level2))
-        for name, run in bare:
+        for name, run in bare if args.bare else bare[:1]:
             start = time.perf_counter()
             run(frame)
             times[name].append(time.perf_counter() - start)
@@ -124,7 +127,7 @@ def main() -> None:
         times["search"].append(end - start)
         levels.append([b - a for a, b in zip(marks, [*marks[1:], end], strict=True)])
         counts = [vars(level) for level in result.levels]
-    medians = {name: statistics.median(values) for name, values in times.items()}
+    medians = {name: statistics.median(values) for name, values in times.items() if values}
     ranked = result.slices.where("model_version = 'planted'").orderBy("rank").collect()
     top5 = [(row.slice_name, row.slice_value) for row in ranked[:5]]
     found = [predicate_key(p) in top5 for p, _ in FULL.planted]
@@ -138,8 +141,11 @@ def main() -> None:
         "seconds": medians,
         "level_seconds": [statistics.median(v) for v in zip(*levels, strict=True)],
         "search_over_scan": medians["search"] / medians["scan"],
-        "bare_level1_over_scan": medians["bare_level1"] / medians["scan"],
-        "bare_level2_over_scan": medians["bare_level2"] / medians["scan"],
+        **{
+            f"{name}_over_scan": medians[name] / medians["scan"]
+            for name in ("bare_level1", "bare_level2")
+            if name in medians
+        },
         "levels": counts,
         "repeats": args.repeats,
     }
