@@ -16,6 +16,9 @@ from pyspark.sql import functions as F
 
 from spark_calib import search_slices
 from spark_calib.errors import ConfigError, SchemaError
+from spark_calib.kernels.cell_grid import coarse_cell as numpy_coarse_cell
+from spark_calib.rows.cells import cell_index, coarse_cell
+from tests.support.key_stats_cells import cell_ids
 from tests.support.multicalibration_reference import brute_force, report
 
 COLUMNS = ["country", "device", "tier", "hour", "member"]
@@ -349,3 +352,15 @@ def test_bad_configs_are_one_line_errors(spark: SparkSession) -> None:
         )
     with pytest.raises(ConfigError, match="'c' needs exactly one of edges and bins"):
         search_slices(frame, {**base, "slice_search": {"columns": [{"column": "c"}]}})
+
+
+def test_coarse_cells_in_spark_are_the_kernels(spark: SparkSession) -> None:
+    rng = np.random.default_rng(2)
+    s = np.r_[
+        0.0, 1.0, 1e-300, 1 - 1e-16, 0.5, 0.01, 0.0099999, rng.random(500), rng.beta(0.2, 8, 500)
+    ]
+    frame = spark.createDataFrame(pd.DataFrame({"i": np.arange(len(s)), "s": s}))
+    got = frame.select("i", coarse_cell(cell_index(F.col("s"))).alias("c")).orderBy("i")
+    expected = numpy_coarse_cell(cell_ids(s))
+    np.testing.assert_array_equal([r.c for r in got.collect()], expected)
+    assert len(np.unique(expected)) > 50
