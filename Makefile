@@ -57,6 +57,7 @@ demo: java $(INSTALLED) $(DEMO_LOGS)/_SUCCESS
 	@echo "Tables: databases calib_demo, calib_demo_multiclass, calib_demo_regression and"
 	@echo "        calib_demo_ctr"
 	@echo "        (./spark-warehouse, ./metastore_db)"
+	@echo "Slice search (not run here): $(BIN)/spark-calib evaluate --config conf/demo_search.yaml --run-date $(DEMO_RUN_DATE)"
 
 # The logs are seeded, so they are generated once (again when the generator changes);
 # make clean-demo starts over.

@@ -10,7 +10,7 @@
     spark-calib search   --config conf/FILE.yaml [--run-date YYYY-MM-DD] [--figure DIR]
     evaluate, rollup and report take --html FILE: one self-contained HTML page of the window
     spark-calib demo-data --out DIR [--binary-rows N] [--multiclass-rows N]
-                          [--regression-rows N] [--ctr-rows N] [--seed S]
+                          [--regression-rows N] [--ctr-rows N] [--segments-rows N] [--seed S]
     spark-calib batch FILE      (the commands of FILE, one per line, in one process)
 
 The config is validated before Spark starts. A failure prints one line on stderr and exits with
@@ -174,6 +174,7 @@ def _demo_data_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     demo_data.add_argument("--multiclass-rows", type=int, default=demo.DEFAULT_MULTICLASS_ROWS)
     demo_data.add_argument("--regression-rows", type=int, default=demo.DEFAULT_REGRESSION_ROWS)
     demo_data.add_argument("--ctr-rows", type=int, default=demo.DEFAULT_CTR_ROWS)
+    demo_data.add_argument("--segments-rows", type=int, default=demo.DEFAULT_SEGMENTS_ROWS)
     demo_data.add_argument("--seed", type=int, default=demo.DEFAULT_SEED)
     demo_data.add_argument(
         "--end-date", default=demo.DEFAULT_END_DATE.isoformat(), help="last event_date"

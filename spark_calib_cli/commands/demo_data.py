@@ -1,5 +1,5 @@
-"""``spark-calib demo-data``: write the seeded binary, multiclass, regression and
-click-through demo logs."""
+"""``spark-calib demo-data``: write the seeded binary, multiclass, regression, click-through
+and segments demo logs."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from spark_calib_cli.io.session import build_session
 
 
 def demo_data_command(args: argparse.Namespace) -> int:
-    """``spark-calib demo-data``: write the seeded binary, multiclass, regression and
-    click-through (``ctr``) demo logs under ``--out``; returns ``ExitCode.OK``."""
+    """``spark-calib demo-data``: write the seeded binary, multiclass, regression,
+    click-through (``ctr``) and segments (for the slice search) demo logs under ``--out``;
+    returns ``ExitCode.OK``."""
     end_date = parse_run_date(args.end_date)
     progress = progress_printer()
     spark = build_session(master_url(args), verbose=args.verbose, conf=spark_conf(args.conf))
@@ -30,6 +31,7 @@ def demo_data_command(args: argparse.Namespace) -> int:
                 demo.regression_log(spark, args.regression_rows, args.seed + 2, end_date),
             ),
             ("ctr", demo.ctr_log(spark, args.ctr_rows, args.seed + 3, end_date)),
+            ("segments", demo.segments_log(spark, args.segments_rows, args.seed + 4, end_date)),
         )
         for name, frame in logs:
             path = f"{args.out.rstrip('/')}/{name}"

@@ -31,6 +31,7 @@ from spark_calib_cli.io.input import describe_input, read_input
 from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.partitions import table_location, write_partition
 from spark_calib_cli.io.tables import with_run_columns
+from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.slice_search_figure import draw_slice_search
 
 SLICE_SEARCH_TABLE = "calibration_slice_search"
@@ -156,7 +157,7 @@ def search_lines(outcome: SearchOutcome) -> str:
         mine = [s for s in slices if s.model_version == row.model_version][:CONSOLE_SLICES]
         for s in mine:
             lines.append(
-                f"  {s.rank:>3}. {s.slice_name} = {s.slice_value}: n {s.n},"
+                f"  {s.rank:>3}. {slice_label(s.slice_name, s.slice_value)}: n {s.n},"
                 f" predicted {s.mean_prediction:.4f} vs observed {s.mean_label:.4f},"
                 f" ECCE {s.ecce_sigma:.1f}σ (adjusted p {s.p_adjusted:.2g})"
             )

@@ -11,6 +11,12 @@ The binary log also degrades over time: from the tenth of its 14 days on, ``v1``
 ``split`` column holds half of each day's requests out (``val``: the even request ids) for the
 demo's recalibration maps to be fitted on, and scored on the other half (``test``).
 
+The segments log (for the slice search) has two versions over the traffic columns plus
+``tier`` and ``hour``: ``v2`` is calibrated everywhere, and ``v1`` too except in one segment
+that no single column shows, **tablets on the free tier from 20:00** (about 1.25 % of its
+rows), where its logits are shifted and it over-predicts. Every country, device, tier and hour
+of ``v1`` stays close to calibrated: the failure is diluted in each.
+
 The regression log (a delivery-time estimate with a predictive σ) follows the same story with
 the σ: ``v1``'s σ is the true noise level except on BR tablets, where it is too small; ``v2``'s
 σ is too small everywhere (over-confident), ``v3``'s too large (under-confident). A few rows
@@ -35,6 +41,9 @@ DEFAULT_BINARY_ROWS = 1_000_000
 DEFAULT_MULTICLASS_ROWS = 100_000
 DEFAULT_REGRESSION_ROWS = 200_000
 DEFAULT_CTR_ROWS = 500_000
+DEFAULT_SEGMENTS_ROWS = 400_000
+# The segments log spans a week: the demo searches it as one 7-day window.
+SEGMENTS_DAYS = 7
 # Fixed, so that rand(seed) draws the same numbers whatever the cluster's parallelism.
 PARTITIONS = 4
 
@@ -59,6 +68,15 @@ DRIFT_LOGIT_SHIFT = 1.2
 # Log-odds of the true probability: mean and spread.
 TRUE_LOGIT_MEAN, TRUE_LOGIT_STD = 0.3, 1.8
 NULL_SCORE_RATE = 5e-5
+
+# The segments log: v1 fails only on device=tablet ∧ tier=free ∧ hour >= 20; v2 is calibrated.
+SEGMENT_VERSIONS = ("v1", "v2")
+TIERS = ("free", "plus", "pro")
+TIER_SHARES = (0.5, 0.3, 0.2)
+HOURS = 24
+HIDDEN_VERSION, HIDDEN_DEVICE, HIDDEN_TIER, HIDDEN_FIRST_HOUR = "v1", "tablet", "free", 20
+# Added to the hidden segment's logits: v1 scores about 0.2 too high there.
+HIDDEN_LOGIT_SHIFT = 1.2
 
 CLASS_NAMES = ("cat", "dog", "bird", "fish")
 TRUE_CLASS_LOGIT_STD = 1.6
@@ -218,13 +236,60 @@ def regression_log(
     )
 
 
+def segments_log(
+    spark: SparkSession,
+    rows: int = DEFAULT_SEGMENTS_ROWS,
+    seed: int = DEFAULT_SEED + 4,
+    end_date: dt.date = DEFAULT_END_DATE,
+    days: int = SEGMENTS_DAYS,
+) -> DataFrame:
+    """A binary log for the slice search: the traffic columns over ``SEGMENT_VERSIONS``,
+    ``tier`` (string), ``hour`` (int 0–23), ``score`` (P(y=1), double) and ``label`` (int
+    0/1). Both versions log the true probability, except ``v1`` on tablets of the free tier
+    from 20:00, whose logits are shifted by ``HIDDEN_LOGIT_SHIFT``."""
+    draws = _traffic(spark, rows, seed, end_date, days, SEGMENT_VERSIONS).select(
+        "*",
+        _categorical(F.rand(seed + 5), TIERS, TIER_SHARES).alias("tier"),
+        F.floor(F.rand(seed + 6) * F.lit(HOURS)).cast("int").alias("hour"),
+        F.randn(seed + 10).alias("_z"),
+        F.rand(seed + 11).alias("_u_label"),
+    )
+    true_logit = F.col("_z") * F.lit(TRUE_LOGIT_STD) + F.lit(TRUE_LOGIT_MEAN)
+    hidden = (
+        (F.col("model_version") == F.lit(HIDDEN_VERSION))
+        & (F.col("device") == F.lit(HIDDEN_DEVICE))
+        & (F.col("tier") == F.lit(HIDDEN_TIER))
+        & (F.col("hour") >= F.lit(HIDDEN_FIRST_HOUR))
+    )
+    model_logit = true_logit + F.when(hidden, F.lit(HIDDEN_LOGIT_SHIFT)).otherwise(F.lit(0.0))
+    return draws.select(
+        "request_id",
+        "event_date",
+        "model_version",
+        "country",
+        "device",
+        "tier",
+        "hour",
+        _sigmoid(model_logit).cast("double").alias("score"),
+        (F.col("_u_label") < _sigmoid(true_logit)).cast("int").alias("label"),
+    )
+
+
 def write_log(frame: DataFrame, path: str) -> None:
     """Overwrite ``path`` with ``frame`` as Parquet partitioned by ``event_date``."""
     frame.write.mode("overwrite").partitionBy("event_date").parquet(path)
 
 
-def _traffic(spark: SparkSession, rows: int, seed: int, end_date: dt.date, days: int) -> DataFrame:
-    """Who was served when: request_id, event_date, model_version, country, device."""
+def _traffic(
+    spark: SparkSession,
+    rows: int,
+    seed: int,
+    end_date: dt.date,
+    days: int,
+    versions: Sequence[str] = MODEL_VERSIONS,
+) -> DataFrame:
+    """Who was served when: request_id, event_date, model_version (uniform over
+    ``versions``), country, device."""
     draws = spark.range(0, rows, 1, PARTITIONS).select(
         F.col("id").alias("request_id"),
         F.rand(seed + 1).alias("_u_version"),
@@ -232,13 +297,13 @@ def _traffic(spark: SparkSession, rows: int, seed: int, end_date: dt.date, days:
         F.rand(seed + 3).alias("_u_device"),
         F.rand(seed + 4).alias("_u_day"),
     )
-    uniform = tuple(1.0 / len(MODEL_VERSIONS) for _ in MODEL_VERSIONS)
+    uniform = tuple(1.0 / len(versions) for _ in versions)
     return draws.select(
         "request_id",
         F.date_sub(F.lit(end_date), F.floor(F.col("_u_day") * F.lit(days)).cast("int")).alias(
             "event_date"
         ),
-        _categorical(F.col("_u_version"), MODEL_VERSIONS, uniform).alias("model_version"),
+        _categorical(F.col("_u_version"), versions, uniform).alias("model_version"),
         _categorical(F.col("_u_country"), COUNTRIES, COUNTRY_SHARES).alias("country"),
         _categorical(F.col("_u_device"), DEVICES, DEVICE_SHARES).alias("device"),
     )

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from pyspark.sql import DataFrame
 
+from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.layout import save_png, version_title
 from spark_calib_cli.report.rendered import rendered
 
@@ -81,4 +82,5 @@ def _figure(version: str | None, bins: pd.DataFrame, top: pd.DataFrame) -> Figur
 
 def _label(row: Any) -> str:
     significant = "" if getattr(row, "significant", False) else " (not significant)"
-    return f"#{row.rank} {row.slice_name} = {row.slice_value} ({row.ecce_sigma:.1f}σ){significant}"
+    label = slice_label(row.slice_name, row.slice_value)
+    return f"#{row.rank} {label} ({row.ecce_sigma:.1f}σ){significant}"

@@ -118,7 +118,7 @@ def test_search_writes_both_tables_and_a_rerun_replaces_them(
     text = search_text(first)
     assert "model_version a: multicalibration error" in text
     assert "  no significant slice" in text
-    assert "country,device = MX,tablet" in text
+    assert "country=MX, device=tablet: n " in text
     paths = draw_slice_search(first.result.slices, first.result.reliability, tmp_path / "fig")
     assert sorted(p.name for p in paths) == ["slice_search_a.png", "slice_search_b.png"]
     assert all(p.stat().st_size > 10_000 for p in paths)
@@ -163,7 +163,7 @@ def test_evaluate_with_a_slice_search_writes_its_tables_metrics_and_page(
         (r.model_version, "overall", r.multicalibration_error) for r in summary.collect()
     ]
     assert errors[1].value == pytest.approx(top.ecce_sigma)
-    assert "country,device = MX,tablet" in outcome.search
+    assert "country=MX, device=tablet: n " in outcome.search
     assert "model_version a: multicalibration error" in outcome.search
     assert set(outcome.tables) >= {SLICE_SEARCH_TABLE, MULTICALIBRATION_TABLE}
     page = tmp_path / "page.html"
