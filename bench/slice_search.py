@@ -9,12 +9,17 @@ written once as Parquet under ``--cache``. Measured, in this order, ``--repeats`
 - ``bare_level1`` and ``bare_level2``: Spark's groupBy of the search's level-1 and level-2
   keys (version, combination, values, fine cell) with its eight sums, over the 12 or 66
   copies of each row, without the semi-join or the kernel: the floor of the search's levels;
+- ``segments_level1`` to ``segments_level3`` (``--segment-floor``): the same groupBy at the
+  segment grain, without the cell, every segment of the level keyed by a 64-bit hash of its
+  values (the search's codes are 64-bit too): the floor of merely counting each level's
+  segments, below any score that needs the order of the scores;
 - ``search``: ``search_slices`` with ``--max-level`` (default 3), timed per level (and the
   refinement pass) from its progress lines; the record says which planted segments rank in
   the planted version's top 5 and how many of the calibrated version's slices are
   significant.
 
-``--no-bare`` skips the two bare aggregations (level 2's takes minutes). Prints the medians
+``--no-bare`` skips the two bare aggregations (level 2's takes minutes), ``--no-search`` the
+search. Prints the medians
 and the search's ratio to the scan, and writes them as JSON to ``--out``.
 """
 
@@ -83,6 +88,32 @@ def _bare(frame: DataFrame, combos: list[tuple[str, ...]]) -> None:
     ).write.format("noop").mode("overwrite").save()
 
 
+def _segments(frame: DataFrame, level: int) -> None:
+    """Spark's own groupBy of every segment of ``level`` (version, combination, 64-bit hash of
+    the values) with the eight sums, one copy of each row per combination."""
+    combos = list(itertools.combinations(COLUMNS, level))
+    copies = F.explode(
+        F.array(
+            *[
+                F.struct(F.lit(i).alias("k"), F.xxhash64(*combo).alias("v"))
+                for i, combo in enumerate(combos)
+            ]
+        )
+    )
+    rows = frame.select("version", "s", "y", copies.alias("e"))
+    s, y = F.col("s"), F.col("y")
+    rows.groupBy("version", "e.k", "e.v").agg(
+        F.count(F.lit(1)),
+        F.sum(s),
+        F.sum(y),
+        F.sum(s * y),
+        F.sum(s * (1 - s)),
+        F.sum(F.when(y == 1, (1 - s) / s)),
+        F.sum(F.when(y == 0, s / (1 - s))),
+        F.sum(F.lit(1.0)),
+    ).write.format("noop").mode("overwrite").save()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -91,6 +122,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--bare", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--segment-floor", action="store_true")
+    parser.add_argument("--search", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
     spark = build_session()
     path = args.cache / f"planted_{args.rows}"
@@ -106,16 +139,26 @@ def main() -> None:
         "scan": [],
         "bare_level1": [],
         "bare_level2": [],
+        "segments_level1": [],
+        "segments_level2": [],
+        "segments_level3": [],
         "search": [],
     }
     levels: list[list[float]] = []
     counts: list[dict[str, Any]] = []
     for _ in range(args.repeats):
         bare = (("scan", _scan), ("bare_level1", _bare_level1), ("bare_level2", _bare_level2))
+        floors = [(f"segments_level{level}", level) for level in (1, 2, 3)]
         for name, run in bare if args.bare else bare[:1]:
             start = time.perf_counter()
             run(frame)
             times[name].append(time.perf_counter() - start)
+        for name, level in floors if args.segment_floor else []:
+            start = time.perf_counter()
+            _segments(frame, level)
+            times[name].append(time.perf_counter() - start)
+        if not args.search:
+            continue
         marks: list[float] = []
 
         def mark(_: str, marks: list[float] = marks) -> None:
@@ -128,27 +171,28 @@ def main() -> None:
         levels.append([b - a for a, b in zip(marks, [*marks[1:], end], strict=True)])
         counts = [vars(level) for level in result.levels]
     medians = {name: statistics.median(values) for name, values in times.items() if values}
-    ranked = result.slices.where("model_version = 'planted'").orderBy("rank").collect()
-    top5 = [(row.slice_name, row.slice_value) for row in ranked[:5]]
-    found = [predicate_key(p) in top5 for p, _ in FULL.planted]
-    calibrated = result.slices.where("model_version = 'calibrated' AND significant").count()
-    record = {
+    record: dict[str, Any] = {
         "rows": args.rows,
         "columns": len(COLUMNS),
         "max_level": args.max_level,
-        "planted_in_top5": found,
-        "calibrated_significant_slices": calibrated,
         "seconds": medians,
-        "level_seconds": [statistics.median(v) for v in zip(*levels, strict=True)],
-        "search_over_scan": medians["search"] / medians["scan"],
         **{
             f"{name}_over_scan": medians[name] / medians["scan"]
-            for name in ("bare_level1", "bare_level2")
-            if name in medians
+            for name in medians
+            if name != "scan"
         },
-        "levels": counts,
         "repeats": args.repeats,
     }
+    if args.search:
+        ranked = result.slices.where("model_version = 'planted'").orderBy("rank").collect()
+        top5 = [(row.slice_name, row.slice_value) for row in ranked[:5]]
+        calibrated = result.slices.where("model_version = 'calibrated' AND significant").count()
+        record.update(
+            planted_in_top5=[predicate_key(p) in top5 for p, _ in FULL.planted],
+            calibrated_significant_slices=calibrated,
+            level_seconds=[statistics.median(v) for v in zip(*levels, strict=True)],
+            levels=counts,
+        )
     print(json.dumps(record, indent=2))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=2) + "\n")
