@@ -9,7 +9,7 @@ written once as Parquet under ``--cache``. Measured, in this order, ``--repeats`
 - ``bare_level1`` and ``bare_level2``: Spark's groupBy of the search's level-1 and level-2
   keys (version, combination, values, fine cell) with its eight sums, over the 12 or 66
   copies of each row, without the semi-join or the kernel: the floor of the search's levels;
-- ``segments_level1`` to ``segments_level3`` (``--segment-floor``): the same groupBy at the
+- ``segments_level1`` up to ``--max-level`` (``--segment-floor``): the same groupBy at the
   segment grain, without the cell, every segment of the level keyed by a 64-bit hash of its
   values (the search's codes are 64-bit too): the floor of merely counting each level's
   segments, below any score that needs the order of the scores;
@@ -19,8 +19,8 @@ written once as Parquet under ``--cache``. Measured, in this order, ``--repeats`
   significant.
 
 ``--no-bare`` skips the two bare aggregations (level 2's takes minutes), ``--no-search`` the
-search. Prints the medians
-and the search's ratio to the scan, and writes them as JSON to ``--out``.
+search. Prints the medians and each measurement's ratio to the scan, and writes them as JSON
+to ``--out``.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def main() -> None:
     counts: list[dict[str, Any]] = []
     for _ in range(args.repeats):
         bare = (("scan", _scan), ("bare_level1", _bare_level1), ("bare_level2", _bare_level2))
-        floors = [(f"segments_level{level}", level) for level in (1, 2, 3)]
+        floors = [(f"segments_level{level}", level) for level in range(1, args.max_level + 1)]
         for name, run in bare if args.bare else bare[:1]:
             start = time.perf_counter()
             run(frame)

@@ -243,10 +243,13 @@ def segments_log(
     end_date: dt.date = DEFAULT_END_DATE,
     days: int = SEGMENTS_DAYS,
 ) -> DataFrame:
-    """A binary log for the slice search: the traffic columns over ``SEGMENT_VERSIONS``,
-    ``tier`` (string), ``hour`` (int 0–23), ``score`` (P(y=1), double) and ``label`` (int
-    0/1). Both versions log the true probability, except ``v1`` on tablets of the free tier
-    from 20:00, whose logits are shifted by ``HIDDEN_LOGIT_SHIFT``."""
+    """A binary log for the slice search: the traffic columns over ``SEGMENT_VERSIONS`` (half
+    the rows each), ``tier`` (``TIERS`` with ``TIER_SHARES``), ``hour`` (int, uniform over
+    0–23), ``score`` (double) and ``label`` (int 0/1).
+
+    With z ~ N(0, 1), the true log-odds are t = ``TRUE_LOGIT_STD``·z + ``TRUE_LOGIT_MEAN``,
+    label ~ Bernoulli(σ(t)), and score = σ(t), except for ``v1`` on device=tablet ∧
+    tier=free ∧ hour ≥ 20, where score = σ(t + ``HIDDEN_LOGIT_SHIFT``)."""
     draws = _traffic(spark, rows, seed, end_date, days, SEGMENT_VERSIONS).select(
         "*",
         _categorical(F.rand(seed + 5), TIERS, TIER_SHARES).alias("tier"),

@@ -28,6 +28,8 @@ def demo_data_then_evaluate(workdir: Path) -> tuple[Completed, Completed]:
         "10",
         "--regression-rows",
         "30000",
+        "--segments-rows",
+        "10",
         cwd=workdir,
     )
     evaluated = spark_calib(

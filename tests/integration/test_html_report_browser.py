@@ -92,7 +92,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's binary job on a smaller log: the baseline days, then the run date with
     ``--html``. Returns the work directory (``tables/``, ``report.html``)."""
     workdir = tmp_path_factory.mktemp("html_demo")
-    rows = [f"--{kind}-rows" for kind in ("multiclass", "regression", "ctr")]
+    rows = [f"--{kind}-rows" for kind in ("multiclass", "regression", "ctr", "segments")]
     small = [argument for flag in rows for argument in (flag, str(SMALL_ROWS))]
     check(
         spark_calib(

@@ -40,6 +40,7 @@ def scores(n: int, lower: float, upper: float) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> pa.Table:
+    """The rows as a pass's scored table (``level_segments``' columns; the bins unused)."""
     names = [*SEGMENT_COLUMNS, *BIN_COLUMNS]
     columns = {name: [row.get(name) for row in rows] for name in rows[0] if name not in names}
     columns.update({name: [row[name] for row in rows] for name in SEGMENT_COLUMNS})
@@ -59,6 +60,7 @@ def level_one(sigmas: dict[tuple[int, str], float]) -> pa.Table:
 
 
 def _codes(codes: tuple[int, ...]) -> dict[str, Any]:
+    """The predicate code columns of a row: ``codes``, then nulls up to ``max_level``."""
     return {predicate_column(p): codes[p] if p < len(codes) else None for p in range(2)}
 
 
@@ -82,6 +84,7 @@ def searched(top_k: int, pairs: dict[tuple[str, str], tuple[int, float, float]])
 
 
 def refined_pairs(lattice: Lattice) -> set[tuple[str, str]]:
+    """The (c0, c1) values of the segments ``refinement`` picks."""
     combos, candidates = lattice.refinement()
     values = {code: value for column in CODES.values() for value, code in column.items()}
     assert all(combos[combo] == (0, 1) for _, combo, _ in candidates)
