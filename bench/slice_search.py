@@ -75,8 +75,14 @@ def _bare(frame: DataFrame, combos: list[tuple[str, ...]]) -> None:
     rows = frame.select(
         "version", "s", "y", cell_index(F.col("s")).alias("cell"), copies.alias("e")
     )
+    _summed(rows, "version", "e.k", "e.v", "cell")
+
+
+def _summed(rows: DataFrame, *keys: str) -> None:
+    """Group ``rows`` by ``keys`` with the search's eight sums of s and y into Spark's
+    ``noop`` sink."""
     s, y = F.col("s"), F.col("y")
-    rows.groupBy("version", "e.k", "e.v", "cell").agg(
+    rows.groupBy(*keys).agg(
         F.count(F.lit(1)),
         F.sum(s),
         F.sum(y),
@@ -100,18 +106,7 @@ def _segments(frame: DataFrame, level: int) -> None:
             ]
         )
     )
-    rows = frame.select("version", "s", "y", copies.alias("e"))
-    s, y = F.col("s"), F.col("y")
-    rows.groupBy("version", "e.k", "e.v").agg(
-        F.count(F.lit(1)),
-        F.sum(s),
-        F.sum(y),
-        F.sum(s * y),
-        F.sum(s * (1 - s)),
-        F.sum(F.when(y == 1, (1 - s) / s)),
-        F.sum(F.when(y == 0, s / (1 - s))),
-        F.sum(F.lit(1.0)),
-    ).write.format("noop").mode("overwrite").save()
+    _summed(frame.select("version", "s", "y", copies.alias("e")), "version", "e.k", "e.v")
 
 
 def main() -> None:

@@ -44,6 +44,8 @@ DEFAULT_CTR_ROWS = 500_000
 DEFAULT_SEGMENTS_ROWS = 400_000
 # The segments log spans a week: the demo searches it as one 7-day window.
 SEGMENTS_DAYS = 7
+# Who was served when (``_traffic``): the first columns of every log.
+TRAFFIC_COLUMNS = ("request_id", "event_date", "model_version", "country", "device")
 # Fixed, so that rand(seed) draws the same numbers whatever the cluster's parallelism.
 PARTITIONS = 4
 
@@ -125,11 +127,7 @@ def binary_log(
         _sigmoid(model_logit)
     )
     return draws.select(
-        "request_id",
-        "event_date",
-        "model_version",
-        "country",
-        "device",
+        *TRAFFIC_COLUMNS,
         score.cast("double").alias("score"),
         (F.col("_u_label") < _sigmoid(true_logit)).cast("int").alias("label"),
         F.when(F.col("request_id") % F.lit(SPLIT_MODULUS) == F.lit(0), F.lit(FIT_SPLIT))
@@ -154,11 +152,7 @@ def ctr_log(
     truth = _sigmoid(F.col("_z") * F.lit(CTR_LOGIT_STD) + F.lit(CTR_LOGIT_MEAN))
     score = F.least(truth * _by_version(CTR_PREDICTION_FACTOR), F.lit(1.0))
     return draws.select(
-        "request_id",
-        "event_date",
-        "model_version",
-        "country",
-        "device",
+        *TRAFFIC_COLUMNS,
         score.cast("double").alias("score"),
         (F.col("_u_label") < truth).cast("int").alias("label"),
     )
@@ -191,11 +185,7 @@ def multiclass_log(
         F.array(*_softmax(model_logits))
     )
     return draws.select(
-        "request_id",
-        "event_date",
-        "model_version",
-        "country",
-        "device",
+        *TRAFFIC_COLUMNS,
         probs.alias("probs"),
         _sample_class(_softmax(true_logits), F.col("_u_label")).alias("label"),
     )
@@ -225,11 +215,7 @@ def regression_log(
     scale = F.when(_broken_segment(), F.lit(BROKEN_STD_SCALE)).otherwise(_by_version(STD_SCALE))
     std = F.when(F.col("_u_null") < F.lit(NULL_SCORE_RATE), F.lit(None)).otherwise(true_std * scale)
     return draws.select(
-        "request_id",
-        "event_date",
-        "model_version",
-        "country",
-        "device",
+        *TRAFFIC_COLUMNS,
         prediction.alias("prediction"),
         (prediction + true_std * F.col("_z_noise")).alias("target"),
         std.cast("double").alias("std"),
@@ -266,11 +252,7 @@ def segments_log(
     )
     model_logit = true_logit + F.when(hidden, F.lit(HIDDEN_LOGIT_SHIFT)).otherwise(F.lit(0.0))
     return draws.select(
-        "request_id",
-        "event_date",
-        "model_version",
-        "country",
-        "device",
+        *TRAFFIC_COLUMNS,
         "tier",
         "hour",
         _sigmoid(model_logit).cast("double").alias("score"),
