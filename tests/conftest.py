@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_calib_cli.report.rendered import DRAW_PROCESSES_ENV
 from tests.support.cli_process import CHAINS, CliChains, chain_key
 
 TESTS = Path(__file__).resolve().parent
@@ -43,6 +44,10 @@ TIER_MARKERS: dict[str, tuple[str, ...]] = {
     "cli": ("cli", "slow"),
     "integration": ("integration", "slow"),
 }
+# Figures are drawn in the test's own process (tests/unit/test_drawing_processes.py starts the
+# drawing processes itself): the two xdist workers already keep both cores busy, and every
+# `spark-calib` subprocess would start its own drawing processes.
+os.environ.setdefault(DRAW_PROCESSES_ENV, "1")
 # The session, once a test asked for it: modules release their cached frames only then.
 SPARK_SESSION = pytest.StashKey[SparkSession]()
 

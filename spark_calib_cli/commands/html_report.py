@@ -64,6 +64,7 @@ from spark_calib_cli.io.tables import (
     WINDOW_START,
     WINDOWS_TABLE,
 )
+from spark_calib_cli.report.rendered import start_drawing_processes
 from spark_calib_cli.report.trend_rows import DEFAULT_TREND_WINDOWS
 
 # Written by the recalibration job when it ran; the page's section is keyed on its presence.
@@ -122,6 +123,7 @@ def write_html_report(
     Raises ``MissingInputError`` when the window has no metric rows."""
     start = time.monotonic()
     _, output = check_job_config(config)
+    start_drawing_processes()
     daily_granularity = run_window(config, run_date).granularity
     if granularity is not None and granularity != daily_granularity:
         run_date = window_of(granularity, run_date).end

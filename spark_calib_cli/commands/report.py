@@ -30,6 +30,7 @@ from spark_calib_cli.report import write_reliability_diagrams
 from spark_calib_cli.report.recalibration_rows import run_recalibration_report
 from spark_calib_cli.report.regression_rows import run_regression_report
 from spark_calib_cli.report.reliability_rows import no_metric_rows, reliability_frames
+from spark_calib_cli.report.rendered import start_drawing_processes
 from spark_calib_cli.report.roc_rows import run_roc_report
 from spark_calib_cli.report.trend_rows import DEFAULT_TREND_WINDOWS, run_trend_report
 
@@ -92,6 +93,8 @@ def run_report(
     """Write the run date's diagrams, then the trend figures of the last ``trend_windows``
     windows (``report_trend_job``; none when 0), into ``out_dir``; return their paths."""
     check_job_config(config)
+    # The figures' rows are read first: the drawing processes start meanwhile.
+    start_drawing_processes()
     if granularity is not None and granularity != run_window(config, run_date).granularity:
         # Any day of the week or month names its window, as for rollup.
         run_date = window_of(granularity, run_date).end

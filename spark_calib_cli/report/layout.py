@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -19,6 +20,10 @@ NO_MODEL_VERSION = "all"
 UNSAFE_FILE_CHARACTERS = re.compile(r"[^A-Za-z0-9_.-]+")
 NO_VERSION_TITLE = "(no model_version column)"
 MIN_TITLE_POINTS = 6.0
+# A drawing process's share of a figure function's figures: (i, n), the i-th of n processes.
+Share = tuple[int, int]
+WHOLE: Share = (0, 1)
+_T = TypeVar("_T")
 
 
 def group_by_model_version(
@@ -33,6 +38,13 @@ def group_by_model_version(
         groups.setdefault(key, []).append(record)
     ordered = sorted(groups.items(), key=lambda item: (item[0] is not None, item[0] or ""))
     return [(version, sorted(rows, key=lambda p: int(p["rank"]))) for version, rows in ordered]
+
+
+def shared(items: Sequence[_T], share: Share) -> list[_T]:
+    """The items the i-th of n drawing processes draws (``share`` = (i, n)): every n-th from
+    the i-th, so that the n lists taken in turn are ``items`` in their order."""
+    index, count = share
+    return list(items[index::count])
 
 
 def panel_grid(

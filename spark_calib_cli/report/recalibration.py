@@ -22,12 +22,15 @@ from matplotlib.figure import Figure
 from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.layout import (
+    WHOLE,
+    Share,
     bars_over_histogram,
     fit_titles,
     fixed_grid,
     group_by_model_version,
     rows_of,
     save_png,
+    shared,
     show_metric,
     title_at_top,
     version_title,
@@ -88,12 +91,15 @@ def recalibration_figures(
     n_bins: int,
     worst: int = DEFAULT_WORST_SLICES,
     positive_class: bool = True,
+    share: Share = WHOLE,
 ) -> list[tuple[str | None, Figure]]:
-    """One (model_version, figure) per model version of ``table``, None first, then by name;
-    the arguments are those of ``write_recalibration_diagrams``."""
+    """One (model_version, figure) per model version of ``table``, None first, then by name
+    (``share``: the part a drawing process draws, ``rendered``); the arguments are those of
+    ``write_recalibration_diagrams``."""
+    panels = group_by_model_version(recalibration_panels(table, worst))
     return [
         (version, _figure(table, keys, version, run_date, n_bins, positive_class))
-        for version, keys in group_by_model_version(recalibration_panels(table, worst))
+        for version, keys in shared(panels, share)
     ]
 
 

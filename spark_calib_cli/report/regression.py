@@ -12,10 +12,13 @@ from matplotlib.figure import Figure
 
 from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.layout import (
+    WHOLE,
+    Share,
     group_by_model_version,
     panel_grid,
     rows_of,
     save_png,
+    shared,
     show_metric,
     version_title,
 )
@@ -46,13 +49,14 @@ def write_regression_calibration_diagrams(
 
 
 def regression_calibration_figures(
-    levels: pd.DataFrame, slices: pd.DataFrame, *, run_date: str
+    levels: pd.DataFrame, slices: pd.DataFrame, *, run_date: str, share: Share = WHOLE
 ) -> list[tuple[str | None, Figure]]:
     """One (model_version, figure) per model version of ``slices``, None first, then by
-    name; the frames are those of ``write_regression_calibration_diagrams``."""
+    name (``share``: the part a drawing process draws, ``rendered``); the frames are those of
+    ``write_regression_calibration_diagrams``."""
     return [
         (version, _figure(levels, panels, version, run_date))
-        for version, panels in group_by_model_version(slices)
+        for version, panels in shared(group_by_model_version(slices), share)
     ]
 
 

@@ -11,6 +11,8 @@ from matplotlib.figure import Figure
 
 from spark_calib_cli.report.labels import slice_label
 from spark_calib_cli.report.layout import (
+    WHOLE,
+    Share,
     bars_over_histogram,
     fit_titles,
     fixed_grid,
@@ -18,6 +20,7 @@ from spark_calib_cli.report.layout import (
     group_by_model_version,
     rows_of,
     save_png,
+    shared,
     show_metric,
     title_at_top,
     version_title,
@@ -67,12 +70,14 @@ def reliability_figures(
     *,
     run_date: str,
     positive_class: bool = False,
+    share: Share = WHOLE,
 ) -> list[tuple[str | None, Figure]]:
-    """One (model_version, figure) per model version of ``slices``, None first, then by name;
-    the frames are those of ``write_reliability_diagrams``."""
+    """One (model_version, figure) per model version of ``slices``, None first, then by name
+    (``share``: the part a drawing process draws, ``rendered``); the frames are those of
+    ``write_reliability_diagrams``."""
     return [
         (version, _figure(reliability, panels, version, run_date, positive_class))
-        for version, panels in group_by_model_version(slices)
+        for version, panels in shared(group_by_model_version(slices), share)
     ]
 
 

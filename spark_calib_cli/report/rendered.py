@@ -10,6 +10,15 @@ The digest of a pandas frame ignores its row order and index: the figure functio
 sort the rows they draw (by rank, bin, point, window), and the report and the page read the
 same rows through different plans, whose row order can differ. The last ``CACHE_SIZE``
 results are kept.
+
+**Drawing processes.** Drawing is Python (matplotlib's artists) on one core while Spark's JVM
+waits. A figure function with a keyword ``share`` (one figure per model version or metric)
+is drawn by up to ``draw_processes()`` worker processes at once, the i-th of n drawing every
+n-th figure (``layout.shared``), and their lists are taken in turn, so the result is the one
+process's, figure for figure and byte for byte. The workers are started (``spawn``) on first
+use, or early by ``start_drawing_processes``, and live as long as this process; a pool that
+cannot start or breaks falls back to drawing here. ``SPARK_CALIB_DRAW_PROCESSES`` sets their
+number (1: draw in this process; default: the cores, at most ``MAX_DRAW_PROCESSES``).
 """
 
 from __future__ import annotations
@@ -17,9 +26,13 @@ from __future__ import annotations
 import hashlib
 import inspect
 import io
+import multiprocessing
+import os
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import pandas as pd
@@ -28,8 +41,14 @@ from matplotlib.figure import Figure
 from spark_calib_cli.report.layout import DPI
 
 CACHE_SIZE = 16
+DRAW_PROCESSES_ENV = "SPARK_CALIB_DRAW_PROCESSES"
+MAX_DRAW_PROCESSES = 4
+SHARE_PARAMETER = "share"
 Drawn = list[tuple[str | None, bytes]]
 _CACHE: OrderedDict[bytes, Drawn] = OrderedDict()
+_POOL: ProcessPoolExecutor | None = None
+_POOL_FAILED = False
+_POOL_ERRORS = (BrokenProcessPool, OSError)
 
 
 def rendered(
@@ -43,11 +62,100 @@ def rendered(
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return list(_CACHE[key])
-    drawn = [(part, png_bytes(figure)) for part, figure in draw(*bound.args, **bound.kwargs)]
+    drawn = _drawn(draw, bound)
     _CACHE[key] = drawn
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
     return list(drawn)
+
+
+def draw_processes() -> int:
+    """The number of drawing processes: ``SPARK_CALIB_DRAW_PROCESSES``, else the cores (at
+    most ``MAX_DRAW_PROCESSES``). ``ValueError`` when the variable is not a positive integer."""
+    value = os.environ.get(DRAW_PROCESSES_ENV)
+    if value is None:
+        return max(1, min(os.cpu_count() or 1, MAX_DRAW_PROCESSES))
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"{DRAW_PROCESSES_ENV} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def start_drawing_processes() -> None:
+    """Start the drawing processes now (their imports take about a second), so that they are
+    ready when the first figure is drawn; nothing with one drawing process."""
+    pool = _pool()
+    if pool is not None:
+        try:
+            for _ in range(draw_processes()):
+                pool.submit(os.getpid)
+        except _POOL_ERRORS:
+            _give_up()
+
+
+def forget_drawn() -> None:
+    """Empty the cache: the next call of each figure function draws."""
+    _CACHE.clear()
+
+
+def stop_drawing_processes() -> bool:
+    """Stop the drawing processes (they start again when needed, even after a pool that
+    broke); whether any were running."""
+    global _POOL, _POOL_FAILED
+    pool, _POOL, _POOL_FAILED = _POOL, None, False
+    if pool is None:
+        return False
+    pool.shutdown()
+    return True
+
+
+def _give_up() -> None:
+    global _POOL, _POOL_FAILED
+    pool, _POOL, _POOL_FAILED = _POOL, None, True
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _pool() -> ProcessPoolExecutor | None:
+    global _POOL, _POOL_FAILED
+    if _POOL is None and not _POOL_FAILED and draw_processes() > 1:
+        try:
+            # spawn, not fork: the driver holds the JVM's sockets and py4j's threads.
+            context = multiprocessing.get_context("spawn")
+            _POOL = ProcessPoolExecutor(max_workers=draw_processes(), mp_context=context)
+        except OSError:
+            _POOL_FAILED = True
+    return _POOL
+
+
+def _drawn(draw: Callable[..., Sequence[tuple[str | None, Figure]]], bound: Any) -> Drawn:
+    """``draw``'s figures as PNG bytes, shared among the drawing processes when it can be."""
+    pool = _pool() if SHARE_PARAMETER in bound.kwargs else None
+    if pool is not None:
+        count = draw_processes()
+        try:
+            futures: list[Future[Drawn]] = [
+                pool.submit(
+                    _draw_share, draw, bound.args, {**bound.kwargs, SHARE_PARAMETER: (i, count)}
+                )
+                for i in range(count)
+            ]
+            shares = [future.result() for future in futures]
+        except _POOL_ERRORS:
+            # A worker could not start or died (killed, out of memory): draw here from now on.
+            _give_up()
+        else:
+            total = sum(len(share) for share in shares)
+            return [shares[k % count][k // count] for k in range(total)]
+    return _draw_share(draw, bound.args, bound.kwargs)
+
+
+def _draw_share(
+    draw: Callable[..., Sequence[tuple[str | None, Figure]]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Drawn:
+    """``draw(*args, **kwargs)``'s (part, PNG bytes); run in a drawing process or here."""
+    return [(part, png_bytes(figure)) for part, figure in draw(*args, **kwargs)]
 
 
 def png_bytes(figure: Figure) -> bytes:

@@ -11,9 +11,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from spark_calib_cli.report.layout import (
+    WHOLE,
+    Share,
     group_by_model_version,
     rows_of,
     save_png,
+    shared,
     show_metric,
     version_title,
 )
@@ -43,17 +46,19 @@ def write_roc_curves(
 
 
 def roc_figures(
-    points: pd.DataFrame, slices: pd.DataFrame, *, run_date: str
+    points: pd.DataFrame, slices: pd.DataFrame, *, run_date: str, share: Share = WHOLE
 ) -> list[tuple[str | None, Figure]]:
     """One (model_version, figure) per model version of ``slices`` that has points, None
-    first, then by name; the frames are those of ``write_roc_curves``."""
-    figures: list[tuple[str | None, Figure]] = []
-    for version, panels in group_by_model_version(slices):
-        panel = panels[0]
-        curve = rows_of(points, panel)
-        if not curve.empty:
-            figures.append((version, _figure(curve, panel, version, run_date)))
-    return figures
+    first, then by name (``share``: the part a drawing process draws, ``rendered``); the
+    frames are those of ``write_roc_curves``."""
+    curves = [
+        (version, panels[0], rows_of(points, panels[0]))
+        for version, panels in group_by_model_version(slices)
+    ]
+    return [
+        (version, _figure(curve, panel, version, run_date))
+        for version, panel, curve in shared([c for c in curves if not c[2].empty], share)
+    ]
 
 
 def _figure(

@@ -18,7 +18,15 @@ from matplotlib.ticker import FixedLocator
 
 from spark_calib.constants import OVERALL_SLICE_NAME
 from spark_calib_cli.report.labels import slice_label
-from spark_calib_cli.report.layout import panel_grid, rows_of, save_png, version_title
+from spark_calib_cli.report.layout import (
+    WHOLE,
+    Share,
+    panel_grid,
+    rows_of,
+    save_png,
+    shared,
+    version_title,
+)
 from spark_calib_cli.report.rendered import rendered
 
 PANEL_SIZE_INCHES = (4.6, 3.8)
@@ -92,8 +100,10 @@ def trend_figures(
     *,
     granularity: str,
     run_date: str,
+    share: Share = WHOLE,
 ) -> list[tuple[str | None, Figure]]:
-    """One (metric, ``trend_figure``) per metric of ``points``, sorted by name."""
+    """One (metric, ``trend_figure``) per metric of ``points``, sorted by name (``share``: the
+    part a drawing process draws, ``rendered``)."""
     return [
         (
             metric,
@@ -101,7 +111,7 @@ def trend_figures(
                 metric, points, thresholds, fired, granularity=granularity, run_date=run_date
             ),
         )
-        for metric in sorted(points["metric"].astype(str).unique())
+        for metric in shared(sorted(points["metric"].astype(str).unique()), share)
     ]
 
 
