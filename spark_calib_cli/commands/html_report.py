@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from pathlib import Path
 from typing import Any, cast
@@ -42,7 +43,14 @@ from spark_calib_cli.console.worst_slices import (
     worst_slices,
 )
 from spark_calib_cli.errors import MissingInputError
-from spark_calib_cli.html import Alert, PageData, RunInfo, VersionReport, render_page
+from spark_calib_cli.html import (
+    Alert,
+    FigureImage,
+    PageData,
+    RunInfo,
+    VersionReport,
+    render_page,
+)
 from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.partitions import (
     GRANULARITY,
@@ -74,6 +82,8 @@ MAX_ALERTS = 50
 MAX_DRIFT_ROWS = 25
 MAX_RECALIBRATION_ROWS = 200
 MAX_SEARCH_SLICES = 10
+# The page's reads that run beside the metrics' (read_page).
+PAGE_READ_THREADS = 6
 SEARCH_SHOWN_COLUMNS = (
     "model_version",
     "rank",
@@ -158,52 +168,63 @@ def read_page(
     min_slice_rows: int,
     trend_windows: int,
 ) -> PageData:
-    """The page data of one window, read from its tables."""
-    # The page asks the window's metrics and slice overview a dozen questions: collected
-    # once (derived rows: a few per slice key and metric), each question is a small local job.
-    metrics = in_memory(
-        spark,
-        read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity).where(
-            F.col("class").isNull()
-        ),
-    ).frame
-    alerts, n_alerts = _alerts(spark, output, run_date, granularity)
+    """The page data of one window, read from its tables.
+
+    The reads that do not need the window's metrics (alerts, drift, recalibration, the run,
+    the trends, the slice search) run in threads while this one reads the metrics, the slice
+    overview and their figures: each read is a few small Spark jobs, or a wait for drawing
+    processes, so their threads mostly wait."""
     regression = config.task == REGRESSION_TASK
     positive_class = "positive_class" in config.features()
-    overview = in_memory(
-        spark, _overview(spark, output, metrics, run_date, granularity, regression)
-    ).frame
-    # The console's ranking: by the ECE beyond its noise (regression: miscalibration area).
-    ranking = REGRESSION_RANKING if regression else NOISE_AWARE_RANKING
-    shown = _with_interval(
-        _shown_slices(overview, alerts, top_slices, min_slice_rows, ranking),
-        metrics,
-        REGRESSION_RANKING[0] if regression else "ece",
-    )
-    counts = _slice_counts(overview, min_slice_rows, top_slices)
-    figures = version_figures(
-        spark,
-        output,
-        metrics,
-        run_date,
-        granularity,
-        daily=daily,
-        regression=regression,
-        positive_class=positive_class,
-        min_slice_rows=min_slice_rows,
-    )
-    drift, drift_counts = _drift(spark, output, run_date, granularity)
-    recalibration = _recalibration(spark, output, run_date, granularity)
-    recalibration_figures = (
-        recalibration_images(spark, config, output, run_date, granularity)
-        if recalibration is not None and not regression
-        else {}
-    )
-    overall = _overall_metrics(metrics)
-    searched = _slice_search(spark, output, run_date) if daily else None
-    search_figures = (
-        {} if searched is None else slice_search_images(spark, output, run_date, searched)
-    )
+    with ThreadPoolExecutor(max_workers=PAGE_READ_THREADS) as threads:
+        alerts_read = threads.submit(_alerts, spark, output, run_date, granularity)
+        drift_read = threads.submit(_drift, spark, output, run_date, granularity)
+        recalibration_read = threads.submit(
+            _recalibration_read, spark, config, output, run_date, granularity
+        )
+        run_read = threads.submit(_run_info, spark, config, output, run_date, granularity)
+        trends_read = threads.submit(
+            trend_images, spark, config, run_date, granularity, trend_windows
+        )
+        search_read = threads.submit(_search_read, spark, output, run_date, daily=daily)
+        # The page asks the window's metrics and slice overview a dozen questions: collected
+        # once (derived rows: a few per slice key and metric), each question is a small local
+        # job.
+        metrics = in_memory(
+            spark,
+            read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity).where(
+                F.col("class").isNull()
+            ),
+        ).frame
+        overview = in_memory(
+            spark, _overview(spark, output, metrics, run_date, granularity, regression)
+        ).frame
+        alerts, n_alerts = alerts_read.result()
+        # The console's ranking: by the ECE beyond its noise (regression: miscalibration area).
+        ranking = REGRESSION_RANKING if regression else NOISE_AWARE_RANKING
+        shown = _with_interval(
+            _shown_slices(overview, alerts, top_slices, min_slice_rows, ranking),
+            metrics,
+            REGRESSION_RANKING[0] if regression else "ece",
+        )
+        counts = _slice_counts(overview, min_slice_rows, top_slices)
+        figures = version_figures(
+            spark,
+            output,
+            metrics,
+            run_date,
+            granularity,
+            daily=daily,
+            regression=regression,
+            positive_class=positive_class,
+            min_slice_rows=min_slice_rows,
+        )
+        overall = _overall_metrics(metrics)
+        drift, drift_counts = drift_read.result()
+        recalibration, recalibration_figures = recalibration_read.result()
+        searched, search_figures = search_read.result()
+        run = run_read.result()
+        trends = trends_read.result()
     versions = tuple(
         VersionReport(
             model_version=version,
@@ -226,15 +247,40 @@ def read_page(
         for version in _versions(shown)
     )
     return PageData(
-        run=_run_info(spark, config, output, run_date, granularity),
+        run=run,
         alerts=alerts,
         n_alerts=n_alerts,
         versions=versions,
-        trends=trend_images(spark, config, run_date, granularity, trend_windows),
+        trends=trends,
         min_slice_rows=min_slice_rows,
         positive_class=positive_class,
         trend_windows=trend_windows,
     )
+
+
+def _recalibration_read(
+    spark: SparkSession,
+    config: Config,
+    output: OutputConfig,
+    run_date: dt.date,
+    granularity: str,
+) -> tuple[pd.DataFrame | None, dict[str | None, list[FigureImage]]]:
+    """The window's recalibration rows (None without them) and their figures (none for
+    regression)."""
+    recalibration = _recalibration(spark, output, run_date, granularity)
+    if recalibration is None or config.task == REGRESSION_TASK:
+        return recalibration, {}
+    return recalibration, recalibration_images(spark, config, output, run_date, granularity)
+
+
+def _search_read(
+    spark: SparkSession, output: OutputConfig, run_date: dt.date, *, daily: bool
+) -> tuple[pd.DataFrame | None, dict[str | None, list[FigureImage]]]:
+    """The slice search's slices of a daily run (None without them) and their figures."""
+    searched = _slice_search(spark, output, run_date) if daily else None
+    if searched is None:
+        return None, {}
+    return searched, slice_search_images(spark, output, run_date, searched)
 
 
 def _partition(

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -99,7 +102,7 @@ def run_report(
         # Any day of the week or month names its window, as for rollup.
         run_date = window_of(granularity, run_date).end
     granularity = granularity or run_window(config, run_date).granularity
-    written = _window_diagrams(
+    tasks = _window_diagram_tasks(
         spark,
         config,
         run_date,
@@ -108,14 +111,34 @@ def run_report(
         min_slice_rows=config.min_slice_rows if min_slice_rows is None else min_slice_rows,
         granularity=granularity,
     )
-    if trend_windows <= 0:
-        return written
-    return written + run_trend_report(
-        spark, config, run_date, granularity, out_dir, windows=trend_windows
-    )
+    if trend_windows > 0:
+        tasks.append(
+            partial(
+                run_trend_report,
+                spark,
+                config,
+                run_date,
+                granularity,
+                out_dir,
+                windows=trend_windows,
+            )
+        )
+    return _concurrently(tasks)
 
 
-def _window_diagrams(
+def _concurrently(tasks: list[Callable[[], list[Path]]]) -> list[Path]:
+    """Every task's paths, in the tasks' order; the tasks run at once, each in a thread.
+
+    Each figure kind reads its rows (small Spark jobs, the thread waiting on the JVM) and
+    then waits for its drawing processes: run one after another, the drawing processes would
+    idle while the next kind's rows are read. The first task that fails, in their order,
+    raises."""
+    with ThreadPoolExecutor(max_workers=len(tasks)) as threads:
+        futures = [threads.submit(task) for task in tasks]
+        return [path for future in futures for path in future.result()]
+
+
+def _window_diagram_tasks(
     spark: SparkSession,
     config: Config,
     run_date: dt.date,
@@ -124,8 +147,8 @@ def _window_diagrams(
     top_slices: int,
     min_slice_rows: int,
     granularity: str,
-) -> list[Path]:
-    """Write the run date's diagrams into ``out_dir`` and return their paths.
+) -> list[Callable[[], list[Path]]]:
+    """The tasks that write the run date's diagrams into ``out_dir``, each returning its paths.
 
     ``granularity`` picks the window ending on ``run_date`` (default: the daily run's, ``day``
     or ``rolling_Nd``); the ROC and regression diagrams exist for daily runs only.
@@ -138,31 +161,44 @@ def _window_diagrams(
     (overall + the worst slices by miscalibration area) when the log has a std column.
 
     Only the chosen slices' rows reach the driver, so the cost does not grow with the number
-    of slices. Raises ``MissingInputError`` when the tables or the run date's partition are
-    missing.
+    of slices. A task raises ``MissingInputError`` when the tables or the run date's partition
+    are missing.
     """
     _, output = check_job_config(config)
     daily = granularity == run_window(config, run_date).granularity
     metrics = read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity)
     if config.task == REGRESSION_TASK:
-        return _regression_diagrams(
-            spark, output, metrics, run_date, out_dir, top_slices, min_slice_rows, daily=daily
-        )
-    written = _reliability_diagrams(
-        spark,
-        output,
-        metrics,
-        run_date,
-        out_dir,
-        top_slices,
-        min_slice_rows,
-        granularity,
-        positive_class="positive_class" in config.features(),
-    )
-    written += run_recalibration_report(spark, config, output, run_date, out_dir, granularity)
-    if not daily:
-        return written
-    return written + run_roc_report(spark, output, metrics, run_date, out_dir)
+        return [
+            partial(
+                _regression_diagrams,
+                spark,
+                output,
+                metrics,
+                run_date,
+                out_dir,
+                top_slices,
+                min_slice_rows,
+                daily=daily,
+            )
+        ]
+    tasks: list[Callable[[], list[Path]]] = [
+        partial(
+            _reliability_diagrams,
+            spark,
+            output,
+            metrics,
+            run_date,
+            out_dir,
+            top_slices,
+            min_slice_rows,
+            granularity,
+            positive_class="positive_class" in config.features(),
+        ),
+        partial(run_recalibration_report, spark, config, output, run_date, out_dir, granularity),
+    ]
+    if daily:
+        tasks.append(partial(run_roc_report, spark, output, metrics, run_date, out_dir))
+    return tasks
 
 
 def _regression_diagrams(

@@ -29,6 +29,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -46,6 +47,8 @@ MAX_DRAW_PROCESSES = 4
 SHARE_PARAMETER = "share"
 Drawn = list[tuple[str | None, bytes]]
 _CACHE: OrderedDict[bytes, Drawn] = OrderedDict()
+# The report draws its figure kinds from threads (``commands.report``).
+_CACHE_LOCK = threading.Lock()
 _POOL: ProcessPoolExecutor | None = None
 _POOL_FAILED = False
 _POOL_ERRORS = (BrokenProcessPool, OSError)
@@ -59,13 +62,15 @@ def rendered(
     bound = inspect.signature(draw).bind(*args, **kwargs)
     bound.apply_defaults()
     key = _digest(draw, bound.arguments)
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return list(_CACHE[key])
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return list(_CACHE[key])
     drawn = _drawn(draw, bound)
-    _CACHE[key] = drawn
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[key] = drawn
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return list(drawn)
 
 
@@ -94,7 +99,8 @@ def start_drawing_processes() -> None:
 
 def forget_drawn() -> None:
     """Empty the cache: the next call of each figure function draws."""
-    _CACHE.clear()
+    with _CACHE_LOCK:
+        _CACHE.clear()
 
 
 def stop_drawing_processes() -> bool:
