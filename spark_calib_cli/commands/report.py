@@ -167,30 +167,14 @@ def _window_diagram_tasks(
     _, output = check_job_config(config)
     daily = granularity == run_window(config, run_date).granularity
     metrics = read_partition(spark, output, METRICS_TABLE, run_date, granularity=granularity)
+    # The first arguments of the reliability and the regression diagrams.
+    window = (spark, output, metrics, run_date, out_dir, top_slices, min_slice_rows)
     if config.task == REGRESSION_TASK:
-        return [
-            partial(
-                _regression_diagrams,
-                spark,
-                output,
-                metrics,
-                run_date,
-                out_dir,
-                top_slices,
-                min_slice_rows,
-                daily=daily,
-            )
-        ]
+        return [partial(_regression_diagrams, *window, daily=daily)]
     tasks: list[Callable[[], list[Path]]] = [
         partial(
             _reliability_diagrams,
-            spark,
-            output,
-            metrics,
-            run_date,
-            out_dir,
-            top_slices,
-            min_slice_rows,
+            *window,
             granularity,
             positive_class="positive_class" in config.features(),
         ),
