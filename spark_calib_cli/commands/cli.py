@@ -15,6 +15,7 @@ from spark_calib.config import Config, load_config
 from spark_calib.errors import ConfigError
 from spark_calib_cli.commands.run_date import parse_run_date
 from spark_calib_cli.io.session import SPARK_CONNECT_SCHEME, build_session
+from spark_calib_cli.report.rendered import draw_processes
 
 PROG = "spark-calib"
 
@@ -28,7 +29,9 @@ def validated(args: argparse.Namespace) -> tuple[Config, dt.date]:
 
 def start_session(args: argparse.Namespace, progress: Callable[[str], None]) -> SparkSession:
     """Say where Spark runs, then build the session of ``--master``/``--remote`` and
-    ``--conf``."""
+    ``--conf``. A bad ``SPARK_CALIB_DRAW_PROCESSES`` is a ``ConfigError`` before anything
+    runs, not after the tables are written."""
+    draw_processes()
     master = master_url(args)
     if master is not None and master.startswith(SPARK_CONNECT_SCHEME):
         progress(f"connecting to Spark Connect at {master}")

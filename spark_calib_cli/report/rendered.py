@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from spark_calib.errors import ConfigError
 from spark_calib_cli.report.layout import DPI
 
 CACHE_SIZE = 16
@@ -76,12 +77,13 @@ def rendered(
 
 def draw_processes() -> int:
     """The number of drawing processes: ``SPARK_CALIB_DRAW_PROCESSES``, else the cores (at
-    most ``MAX_DRAW_PROCESSES``). ``ValueError`` when the variable is not a positive integer."""
+    most ``MAX_DRAW_PROCESSES``). ``ConfigError`` when the variable is not a positive
+    integer."""
     value = os.environ.get(DRAW_PROCESSES_ENV)
     if value is None:
         return max(1, min(os.cpu_count() or 1, MAX_DRAW_PROCESSES))
     if not value.strip().isdigit() or int(value) < 1:
-        raise ValueError(f"{DRAW_PROCESSES_ENV} must be a positive integer, got {value!r}")
+        raise ConfigError(f"{DRAW_PROCESSES_ENV} must be a positive integer, got {value!r}")
     return int(value)
 
 

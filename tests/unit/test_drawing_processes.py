@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
+from spark_calib_cli.commands import cli
+from spark_calib_cli.exit_codes import ExitCode
+from spark_calib_cli.main import main
 from spark_calib_cli.report.layout import WHOLE, Share
 from spark_calib_cli.report.reliability import reliability_figures
 from spark_calib_cli.report.rendered import (
@@ -24,6 +28,7 @@ from spark_calib_cli.report.rendered import (
 from spark_calib_cli.report.roc import roc_figures
 from spark_calib_cli.report.trend import trend_figures
 
+DEMO_CONFIG = Path(__file__).resolve().parents[2] / "conf" / "demo_binary.yaml"
 # Five parts: two processes draw three and two, so the turns are uneven.
 VERSIONS = [None, "v1", "v2", "v3", "v4"]
 BINS = 4
@@ -165,6 +170,23 @@ def test_a_bad_number_of_drawing_processes_is_a_one_line_error(
     monkeypatch.setenv(DRAW_PROCESSES_ENV, value)
     with pytest.raises(ValueError, match=f"^{DRAW_PROCESSES_ENV} must be a positive integer"):
         draw_processes()
+
+
+def test_a_bad_number_of_drawing_processes_stops_the_cli_before_spark_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(DRAW_PROCESSES_ENV, "two")
+
+    def no_session(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the session was built")
+
+    monkeypatch.setattr(cli, "build_session", no_session)
+    code = main(["report", "--config", str(DEMO_CONFIG), "--run-date", "2024-06-30"])
+    assert code == ExitCode.CONFIG
+    error = capsys.readouterr().err.strip()
+    assert (
+        error == f"spark-calib: error: {DRAW_PROCESSES_ENV} must be a positive integer, got 'two'"
+    )
 
 
 def dies_in_a_drawing_process(*, share: Share = WHOLE) -> list[tuple[str | None, Figure]]:
