@@ -41,6 +41,7 @@ from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.input import describe_input, read_input_days
 from spark_calib_cli.io.local_frames import LocalFrame, in_memory
+from spark_calib_cli.io.parallel_writes import write_in_parallel
 from spark_calib_cli.io.partitions import (
     RUN_DATE,
     clear_partition,
@@ -192,30 +193,29 @@ def _write_tables(
             local = in_memory(spark, rows)
             frames[table] = local.frame, local.values(RUN_DATE)
             written[table] = local.frame
-    tables: dict[str, str] = {}
-    span = f"run_date {present[0]} to {present[-1]}"
-    count = len(frames) + 1
-    for index, (table, (frame, with_rows)) in enumerate(frames.items(), start=1):
-        report(f"writing {table_location(output, table)} ({span}; table {index} of {count})")
-        tables[table] = write_partitions(
-            spark,
-            frame,
-            output,
-            table,
-            present,
-            with_rows,
-            granularity=DAY if table in WINDOWED_TABLES else None,
-        )
-    report(f"writing {table_location(output, WINDOWS_TABLE)} ({span}; table {count} of {count})")
-    tables[WINDOWS_TABLE] = write_partitions(
-        spark,
+    frames[WINDOWS_TABLE] = (
         _windows_rows(spark, present, evaluated.n_rows, run_id, digest),
-        output,
-        WINDOWS_TABLE,
-        present,
         set(present),
-        granularity=DAY,
     )
+    # The statistics last: their write takes every core, and a job submitted behind it waits
+    # for all its tasks (Spark runs one session's jobs first come, first served).
+    frames[STATS_TABLE] = frames.pop(STATS_TABLE)
+    span = f"run_date {present[0]} to {present[-1]}"
+
+    def write(table: str, frame: DataFrame, with_rows: set[dt.date]) -> Callable[[], str]:
+        granularity = DAY if table in WINDOWED_TABLES else None
+        return lambda: write_partitions(
+            spark, frame, output, table, present, with_rows, granularity=granularity
+        )
+
+    locations = write_in_parallel(
+        [
+            (f"{table_location(output, table)} ({span})", write(table, frame, with_rows))
+            for table, (frame, with_rows) in frames.items()
+        ],
+        report,
+    )
+    tables = dict(zip(frames, locations, strict=True))
     return written, tables
 
 
@@ -260,19 +260,23 @@ def _monitor_days(
         outcomes, frames = _monitor_one_by_one(
             spark, config, evaluated, present, written, run_id, digest, step
         )
-    written_tables = dict(tables)
+    output = config.output
     span = f"run_date {present[0]} to {present[-1]}"
-    for table, local in frames.items():
-        report(f"writing {table_location(config.output, table)} ({span})")
-        written_tables[table] = write_partitions(
-            spark,
-            with_run_columns(with_day_window(local.frame), run_id, digest),
-            config.output,
-            table,
-            present,
-            local.values(RUN_DATE),
-            granularity=DAY,
+
+    def write(table: str, local: LocalFrame) -> Callable[[], str]:
+        rows = with_run_columns(with_day_window(local.frame), run_id, digest)
+        return lambda: write_partitions(
+            spark, rows, output, table, present, local.values(RUN_DATE), granularity=DAY
         )
+
+    locations = write_in_parallel(
+        [
+            (f"{table_location(output, table)} ({span})", write(table, local))
+            for table, local in frames.items()
+        ],
+        report,
+    )
+    written_tables = {**tables, **dict(zip(frames, locations, strict=True))}
     return [
         EvaluateOutcome(
             run_id=run_id,

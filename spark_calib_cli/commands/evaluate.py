@@ -46,6 +46,7 @@ from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.input import describe_input, read_input
 from spark_calib_cli.io.local_frames import in_memory
+from spark_calib_cli.io.parallel_writes import write_in_parallel
 from spark_calib_cli.io.partitions import (
     clear_partition,
     table_location,
@@ -165,28 +166,41 @@ def _write_run_tables(
     output, run_date = config.output, window.end
     outputs = run_tables(result, config, run_id, digest, window)
     _clear_unproduced(spark, output, {table for table, _ in outputs}, window, report)
-    tables: dict[str, str] = {}
-    written: dict[str, DataFrame] = {}
-    for table, rows in outputs:
-        report(f"writing {table_location(output, table)} (run_date={run_date})")
-        if table in (INVALID_ROWS_TABLE, STATS_TABLE):
-            frame, empty = rows, _scan_says_empty(table, result)
-        else:
-            local = in_memory(spark, rows)
-            frame, empty = local.frame, local.empty
-            written[table] = frame
-        tables[table] = write_partition(
-            spark,
-            frame,
-            output,
-            table,
-            run_date,
-            empty=empty,
-            granularity=window.granularity if table in WINDOWED_TABLES else None,
+    collected: dict[str, DataFrame] = {}
+
+    def write(table: str, rows: DataFrame) -> Callable[[], str]:
+        def run() -> str:
+            if table in (INVALID_ROWS_TABLE, STATS_TABLE):
+                frame, empty = rows, _scan_says_empty(table, result)
+            else:
+                local = in_memory(spark, rows)
+                frame, empty = local.frame, local.empty
+                collected[table] = frame
+            granularity = window.granularity if table in WINDOWED_TABLES else None
+            return write_partition(
+                spark, frame, output, table, run_date, empty=empty, granularity=granularity
+            )
+
+        return run
+
+    # The statistics last: their write takes every core, and a job submitted behind it waits
+    # for all its tasks (Spark runs one session's jobs first come, first served).
+    ordered = sorted(outputs, key=lambda output: output[0] == STATS_TABLE)
+    writes = [
+        (f"{table_location(output, table)} (run_date={run_date})", write(table, rows))
+        for table, rows in ordered
+    ]
+    writes.append(
+        (
+            f"{table_location(output, WINDOWS_TABLE)} (run_date={run_date})",
+            lambda: write_window_row(
+                spark, config, window, [run_date], [], result.n_rows, run_id, digest
+            ),
         )
-    tables[WINDOWS_TABLE] = write_window_row(
-        spark, config, window, [run_date], [], result.n_rows, run_id, digest
     )
+    locations = write_in_parallel(writes, report)
+    tables = dict(zip([table for table, _ in ordered] + [WINDOWS_TABLE], locations, strict=True))
+    written = {table: collected[table] for table, _ in outputs if table in collected}
     return tables, written
 
 

@@ -55,6 +55,7 @@ from spark_calib_cli.console.monitoring_text import alerts_text
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.local_frames import in_memory
+from spark_calib_cli.io.parallel_writes import write_in_parallel
 from spark_calib_cli.io.partitions import read_partition, table_location
 from spark_calib_cli.io.tables import (
     METRICS_TABLE,
@@ -221,7 +222,6 @@ def _write_rollup_tables(
     recomputed from the summed statistics, and its windows row; return table → location."""
     assert config.output is not None
     uniform = config.binning.strategy == "uniform"
-    tables: dict[str, str] = {}
     frames = [
         (RELIABILITY_TABLE, reliability_from_stats(binned if uniform else summed, config)),
         *(
@@ -231,21 +231,41 @@ def _write_rollup_tables(
         ),
         (METRICS_TABLE, metrics_from_stats(summed, config, bin_stats=binned)),
     ]
-    for table, frame in frames:
-        report(
-            f"writing {table_location(config.output, table)} "
-            f"({window.granularity} {window.label()})"
+    output = config.output
+
+    def write(table: str, frame: DataFrame) -> Callable[[], str]:
+        def run() -> str:
+            # Collected once: asking the lazy frame whether it is empty, then writing it, ran
+            # its finishing pass twice, and the first run, cut off after one row, broke the
+            # pipe of its Python workers (the tracebacks of the demo's week rollup).
+            local = in_memory(spark, frame)
+            return write_window_table(
+                spark, config, table, local.frame, window, run_id, digest, empty=local.empty
+            )
+
+        return run
+
+    span = f"({window.granularity} {window.label()})"
+    writes = [
+        (f"{table_location(output, table)} {span}", write(table, frame)) for table, frame in frames
+    ]
+    writes.append(
+        (
+            f"{table_location(output, WINDOWS_TABLE)} {span}",
+            lambda: write_window_row(
+                spark,
+                config,
+                window,
+                list(found.present),
+                list(found.missing),
+                n_rows,
+                run_id,
+                digest,
+            ),
         )
-        # Collected once: asking the lazy frame whether it is empty, then writing it, ran its
-        # finishing pass twice, and the first run, cut off after one row, broke the pipe of
-        # its Python workers (the tracebacks of the demo's week rollup).
-        local = in_memory(spark, frame)
-        tables[table] = write_window_table(
-            spark, config, table, local.frame, window, run_id, digest, empty=local.empty
-        )
-    tables[WINDOWS_TABLE] = write_window_row(
-        spark, config, window, list(found.present), list(found.missing), n_rows, run_id, digest
     )
+    locations = write_in_parallel(writes, report)
+    tables = dict(zip([table for table, _ in frames] + [WINDOWS_TABLE], locations, strict=True))
     return tables
 
 
