@@ -309,6 +309,7 @@ class DynamicOverwrites:
 
     @contextmanager
     def __call__(self, spark: SparkSession) -> Iterator[None]:
+        """Hold the dynamic mode of ``spark`` for the ``with`` block."""
         key = id(spark)
         with self._lock:
             count, previous = self._holders.get(key, (0, STATIC))
