@@ -24,6 +24,8 @@ slice_value, class, value, reference_value, delta, z, n, message.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -59,24 +61,31 @@ ALERT_COLUMNS = (
 )
 
 
-def fired_alerts(metrics: DataFrame, drift: DataFrame, config: Config) -> DataFrame:
+def fired_alerts(
+    metrics: DataFrame, drift: DataFrame, config: Config, carried: Sequence[str] = ()
+) -> DataFrame:
     """The rows where a rule of ``config.alerts`` fires (``ALERT_COLUMNS``; no rows when none
-    does). ``metrics`` is the window's metrics table, ``drift`` its drift table."""
+    does). ``metrics`` is the window's metrics table, ``drift`` its drift table.
+
+    ``carried``: columns of both tables that each alert row keeps, first, as a further key (a
+    backfill's ``run_date``: every date's alerts in one plan). The rules do not read them."""
     frames = [
-        _change_alerts(drift, rule, index, config.drift.z)
+        _change_alerts(drift, rule, index, config.drift.z, carried)
         if rule.on_change
-        else _value_alerts(metrics, rule, index)
+        else _value_alerts(metrics, rule, index, carried)
         for index, rule in enumerate(config.alerts)
     ]
     if not frames:
-        return _no_alerts(metrics)
+        return _no_alerts(metrics, carried)
     fired = frames[0]
     for frame in frames[1:]:
         fired = fired.unionByName(frame)
     return fired
 
 
-def _value_alerts(metrics: DataFrame, rule: AlertRule, index: int) -> DataFrame:
+def _value_alerts(
+    metrics: DataFrame, rule: AlertRule, index: int, carried: Sequence[str]
+) -> DataFrame:
     value = F.col(VALUE)
     fires = (
         value > F.lit(rule.threshold) if rule.condition == "max" else value < F.lit(rule.threshold)
@@ -100,11 +109,13 @@ def _value_alerts(metrics: DataFrame, rule: AlertRule, index: int) -> DataFrame:
     )
     no_reference = F.lit(None).cast("double")
     return _alert_rows(
-        selected, rule, index, value, no_reference, no_reference, no_reference, message
+        selected, rule, index, value, no_reference, no_reference, no_reference, message, carried
     )
 
 
-def _change_alerts(drift: DataFrame, rule: AlertRule, index: int, z_min: float) -> DataFrame:
+def _change_alerts(
+    drift: DataFrame, rule: AlertRule, index: int, z_min: float, carried: Sequence[str]
+) -> DataFrame:
     prefix = rule.compare_to
     delta, z = F.col(f"{prefix}_delta"), F.col(f"{prefix}_z")
     reference, reference_n = F.col(f"{prefix}_value"), F.col(f"{prefix}_n")
@@ -132,7 +143,7 @@ def _change_alerts(drift: DataFrame, rule: AlertRule, index: int, z_min: float) 
         _where(),
         F.col(stats.N),
     )
-    return _alert_rows(selected, rule, index, F.col(VALUE), reference, delta, z, message)
+    return _alert_rows(selected, rule, index, F.col(VALUE), reference, delta, z, message, carried)
 
 
 def _selected(frame: DataFrame, rule: AlertRule) -> DataFrame:
@@ -165,8 +176,10 @@ def _alert_rows(
     delta: Column,
     z: Column,
     message: Column,
+    carried: Sequence[str] = (),
 ) -> DataFrame:
     return selected.select(
+        *[F.col(name) for name in carried],
         F.lit(index).alias(RULE_INDEX),
         F.lit(rule.label()).alias(RULE),
         F.lit(rule.condition).alias(CONDITION),
@@ -183,7 +196,7 @@ def _alert_rows(
     )
 
 
-def _no_alerts(metrics: DataFrame) -> DataFrame:
+def _no_alerts(metrics: DataFrame, carried: Sequence[str]) -> DataFrame:
     """The alerts schema with no rows."""
     empty = metrics.where(F.lit(False))
     nothing = F.lit(None).cast("double")
@@ -196,4 +209,5 @@ def _no_alerts(metrics: DataFrame) -> DataFrame:
         nothing,
         nothing,
         F.lit(None).cast("string"),
+        carried,
     )

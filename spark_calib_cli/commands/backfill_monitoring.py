@@ -12,8 +12,9 @@ every date's drift:
 - the baseline values of date d are those of the baseline dates up to d (``as_of``); dates
   that see the same baseline dates share one sum, and every sum is valued in one pass.
 
-The alerts are then computed per date from its rows (a rule names a model version, so the
-dates cannot share the key there), all in one job. The result equals the daily runs' row by
+The alerts of every date are then computed in one plan and one job, from the metrics and drift
+with ``run_date`` as a column of its own (a rule names a model version, so the date cannot be
+folded into it there) carried into each alert row. The result equals the daily runs' row by
 row (``tests/jobs/test_backfill.py``). With ``drift.baseline_model_version`` the baseline is
 another version of the same date, which a folded key cannot express: ``batch_monitoring``
 says so and the backfill then monitors the dates one by one.
@@ -90,16 +91,13 @@ def monitor_dates(
     previous, previous_text = _previous_values(spark, config, current, present, digest, location)
     baseline = _baseline_values(spark, config, present, digest)
     drift = in_memory(spark, split_run_date(drift_table(current, previous, baseline, config)))
+    # Every date's alerts in one plan, the date carried as a key (as a daily run's table,
+    # with run_date last).
+    fired_alerts_of_dates = fired_alerts(metrics, drift.frame, config, (RUN_DATE,))
     alerts = in_memory(
         spark,
-        reduce(
-            DataFrame.unionByName,
-            [
-                fired_alerts(_day(metrics, day), _day(drift.frame, day), config).withColumn(
-                    RUN_DATE, F.lit(day)
-                )
-                for day in present
-            ],
+        fired_alerts_of_dates.select(
+            *[name for name in fired_alerts_of_dates.columns if name != RUN_DATE], RUN_DATE
         ),
     )
     fired = alerts.rows
@@ -194,10 +192,6 @@ def _baseline_values(
 def _rekeyed(frame: DataFrame, day: Column) -> DataFrame:
     """``frame`` (keyed by plain versions) keyed by ``day`` too."""
     return fold_run_date(frame.withColumn(RUN_DATE, day))
-
-
-def _day(frame: DataFrame, day: dt.date) -> DataFrame:
-    return frame.where(F.col(RUN_DATE) == F.lit(day)).drop(RUN_DATE)
 
 
 def _union(frames: list[DataFrame]) -> DataFrame | None:
