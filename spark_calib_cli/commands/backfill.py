@@ -41,7 +41,7 @@ from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.input import describe_input, read_input_days
 from spark_calib_cli.io.local_frames import LocalFrame, in_memory
-from spark_calib_cli.io.parallel_writes import write_in_parallel
+from spark_calib_cli.io.parallel_writes import Write, write_in_groups
 from spark_calib_cli.io.partitions import (
     RUN_DATE,
     clear_partition,
@@ -60,6 +60,7 @@ from spark_calib_cli.io.tables import (
     day_run_tables,
     with_day_window,
     with_run_columns,
+    write_groups,
 )
 
 
@@ -197,25 +198,23 @@ def _write_tables(
         _windows_rows(spark, present, evaluated.n_rows, run_id, digest),
         set(present),
     )
-    # The statistics last: their write takes every core, and a job submitted behind it waits
-    # for all its tasks (Spark runs one session's jobs first come, first served).
-    frames[STATS_TABLE] = frames.pop(STATS_TABLE)
     span = f"run_date {present[0]} to {present[-1]}"
 
-    def write(table: str, frame: DataFrame, with_rows: set[dt.date]) -> Callable[[], str]:
+    def write(table: str) -> Write[str]:
+        frame, with_rows = frames[table]
         granularity = DAY if table in WINDOWED_TABLES else None
-        return lambda: write_partitions(
-            spark, frame, output, table, present, with_rows, granularity=granularity
+        return (
+            f"{table_location(output, table)} ({span})",
+            lambda: write_partitions(
+                spark, frame, output, table, present, with_rows, granularity=granularity
+            ),
         )
 
-    locations = write_in_parallel(
-        [
-            (f"{table_location(output, table)} ({span})", write(table, frame, with_rows))
-            for table, (frame, with_rows) in frames.items()
-        ],
-        report,
-    )
-    tables = dict(zip(frames, locations, strict=True))
+    groups = write_groups(list(frames))
+    locations = write_in_groups([[write(table) for table in group] for group in groups], report)
+    located = dict(zip([table for group in groups for table in group], locations, strict=True))
+    # In the tables' own order (the console lists them so), not the order they were written.
+    tables = {table: located[table] for table in frames}
     return written, tables
 
 
@@ -260,23 +259,19 @@ def _monitor_days(
         outcomes, frames = _monitor_one_by_one(
             spark, config, evaluated, present, written, run_id, digest, step
         )
-    output = config.output
+    written_tables = dict(tables)
     span = f"run_date {present[0]} to {present[-1]}"
-
-    def write(table: str, local: LocalFrame) -> Callable[[], str]:
-        rows = with_run_columns(with_day_window(local.frame), run_id, digest)
-        return lambda: write_partitions(
-            spark, rows, output, table, present, local.values(RUN_DATE), granularity=DAY
+    for table, local in frames.items():
+        report(f"writing {table_location(config.output, table)} ({span})")
+        written_tables[table] = write_partitions(
+            spark,
+            with_run_columns(with_day_window(local.frame), run_id, digest),
+            config.output,
+            table,
+            present,
+            local.values(RUN_DATE),
+            granularity=DAY,
         )
-
-    locations = write_in_parallel(
-        [
-            (f"{table_location(output, table)} ({span})", write(table, local))
-            for table, local in frames.items()
-        ],
-        report,
-    )
-    written_tables = {**tables, **dict(zip(frames, locations, strict=True))}
     return [
         EvaluateOutcome(
             run_id=run_id,

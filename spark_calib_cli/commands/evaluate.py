@@ -46,7 +46,7 @@ from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.input import describe_input, read_input
 from spark_calib_cli.io.local_frames import in_memory
-from spark_calib_cli.io.parallel_writes import write_in_parallel
+from spark_calib_cli.io.parallel_writes import Write, write_in_groups
 from spark_calib_cli.io.partitions import (
     clear_partition,
     table_location,
@@ -60,6 +60,7 @@ from spark_calib_cli.io.tables import (
     WINDOWED_TABLES,
     WINDOWS_TABLE,
     run_tables,
+    write_groups,
 )
 
 
@@ -168,12 +169,18 @@ def _write_run_tables(
     _clear_unproduced(spark, output, {table for table, _ in outputs}, window, report)
     collected: dict[str, DataFrame] = {}
 
-    def write(table: str, rows: DataFrame) -> Callable[[], str]:
+    frames = dict(outputs)
+
+    def write(table: str) -> Write[str]:
         def run() -> str:
+            if table == WINDOWS_TABLE:
+                return write_window_row(
+                    spark, config, window, [run_date], [], result.n_rows, run_id, digest
+                )
             if table in (INVALID_ROWS_TABLE, STATS_TABLE):
-                frame, empty = rows, _scan_says_empty(table, result)
+                frame, empty = frames[table], _scan_says_empty(table, result)
             else:
-                local = in_memory(spark, rows)
+                local = in_memory(spark, frames[table])
                 frame, empty = local.frame, local.empty
                 collected[table] = frame
             granularity = window.granularity if table in WINDOWED_TABLES else None
@@ -181,26 +188,14 @@ def _write_run_tables(
                 spark, frame, output, table, run_date, empty=empty, granularity=granularity
             )
 
-        return run
+        return f"{table_location(output, table)} (run_date={run_date})", run
 
-    # The statistics last: their write takes every core, and a job submitted behind it waits
-    # for all its tasks (Spark runs one session's jobs first come, first served).
-    ordered = sorted(outputs, key=lambda output: output[0] == STATS_TABLE)
-    writes = [
-        (f"{table_location(output, table)} (run_date={run_date})", write(table, rows))
-        for table, rows in ordered
-    ]
-    writes.append(
-        (
-            f"{table_location(output, WINDOWS_TABLE)} (run_date={run_date})",
-            lambda: write_window_row(
-                spark, config, window, [run_date], [], result.n_rows, run_id, digest
-            ),
-        )
-    )
-    locations = write_in_parallel(writes, report)
-    tables = dict(zip([table for table, _ in ordered] + [WINDOWS_TABLE], locations, strict=True))
-    written = {table: collected[table] for table, _ in outputs if table in collected}
+    groups = write_groups([*frames, WINDOWS_TABLE])
+    locations = write_in_groups([[write(table) for table in group] for group in groups], report)
+    located = dict(zip([table for group in groups for table in group], locations, strict=True))
+    # In the tables' own order (the console lists them so), not the order they were written.
+    tables = {table: located[table] for table in [*frames, WINDOWS_TABLE]}
+    written = {table: collected[table] for table in frames if table in collected}
     return tables, written
 
 

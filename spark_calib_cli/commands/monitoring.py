@@ -40,7 +40,6 @@ from spark_calib.monitoring import (
 from spark_calib.windows import TimeWindow, previous_window
 from spark_calib_cli.commands.window_stats import WindowStats, read_window_stats
 from spark_calib_cli.io.local_frames import LocalFrame, in_memory
-from spark_calib_cli.io.parallel_writes import write_in_parallel
 from spark_calib_cli.io.partitions import table_location, write_partition
 from spark_calib_cli.io.tables import (
     ALERTS_TABLE,
@@ -299,23 +298,16 @@ def _write_drift_and_alerts(
     """Write the window's drift partition and the alerts that fire on its metrics and drift;
     return table → location."""
     assert config.output is not None
-    output = config.output
-    span = f"({window.granularity} {window.label()})"
-
-    def write(table: str, frame: LocalFrame) -> Callable[[], str]:
-        return lambda: write_window_table(
+    tables: dict[str, str] = {}
+    for table, frame in ((DRIFT_TABLE, drift), (ALERTS_TABLE, alerts)):
+        progress(
+            f"writing {table_location(config.output, table)} "
+            f"({window.granularity} {window.label()})"
+        )
+        tables[table] = write_window_table(
             spark, config, table, frame.frame, window, run_id, config_digest, empty=frame.empty
         )
-
-    pairs = ((DRIFT_TABLE, drift), (ALERTS_TABLE, alerts))
-    locations = write_in_parallel(
-        [
-            (f"{table_location(output, table)} {span}", write(table, frame))
-            for table, frame in pairs
-        ],
-        progress,
-    )
-    return dict(zip([table for table, _ in pairs], locations, strict=True))
+    return tables
 
 
 def _printed_alerts(alerts: list[Row]) -> tuple[list[Row], int]:

@@ -55,7 +55,7 @@ from spark_calib_cli.console.monitoring_text import alerts_text
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.local_frames import in_memory
-from spark_calib_cli.io.parallel_writes import write_in_parallel
+from spark_calib_cli.io.parallel_writes import Write, write_in_groups
 from spark_calib_cli.io.partitions import read_partition, table_location
 from spark_calib_cli.io.tables import (
     METRICS_TABLE,
@@ -63,6 +63,7 @@ from spark_calib_cli.io.tables import (
     RELIABILITY_TABLE,
     STATS_TABLE,
     WINDOWS_TABLE,
+    write_groups,
 )
 
 
@@ -232,40 +233,37 @@ def _write_rollup_tables(
         (METRICS_TABLE, metrics_from_stats(summed, config, bin_stats=binned)),
     ]
     output = config.output
+    span = f"({window.granularity} {window.label()})"
+    computed = dict(frames)
 
-    def write(table: str, frame: DataFrame) -> Callable[[], str]:
+    def write(table: str) -> Write[str]:
         def run() -> str:
+            if table == WINDOWS_TABLE:
+                return write_window_row(
+                    spark,
+                    config,
+                    window,
+                    list(found.present),
+                    list(found.missing),
+                    n_rows,
+                    run_id,
+                    digest,
+                )
             # Collected once: asking the lazy frame whether it is empty, then writing it, ran
             # its finishing pass twice, and the first run, cut off after one row, broke the
             # pipe of its Python workers (the tracebacks of the demo's week rollup).
-            local = in_memory(spark, frame)
+            local = in_memory(spark, computed[table])
             return write_window_table(
                 spark, config, table, local.frame, window, run_id, digest, empty=local.empty
             )
 
-        return run
+        return f"{table_location(output, table)} {span}", run
 
-    span = f"({window.granularity} {window.label()})"
-    writes = [
-        (f"{table_location(output, table)} {span}", write(table, frame)) for table, frame in frames
-    ]
-    writes.append(
-        (
-            f"{table_location(output, WINDOWS_TABLE)} {span}",
-            lambda: write_window_row(
-                spark,
-                config,
-                window,
-                list(found.present),
-                list(found.missing),
-                n_rows,
-                run_id,
-                digest,
-            ),
-        )
-    )
-    locations = write_in_parallel(writes, report)
-    tables = dict(zip([table for table, _ in frames] + [WINDOWS_TABLE], locations, strict=True))
+    groups = write_groups([*computed, WINDOWS_TABLE])
+    locations = write_in_groups([[write(table) for table in group] for group in groups], report)
+    located = dict(zip([table for group in groups for table in group], locations, strict=True))
+    # In the tables' own order (the console lists them so), not the order they were written.
+    tables = {table: located[table] for table in [*computed, WINDOWS_TABLE]}
     return tables
 
 

@@ -18,6 +18,8 @@ nothing to those tables.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -65,6 +67,21 @@ ROW_JSON = "row_json"
 WINDOW_START = "window_start"
 WINDOW_END = "window_end"
 RUN_DATE = "run_date"
+
+
+def write_groups(tables: Sequence[str]) -> list[list[str]]:
+    """``tables`` (a run's, in ``run_tables``' order, perhaps with the windows table) in the
+    groups that are written one after the other (``parallel_writes``): every table but the
+    metrics and windows at once, then the metrics, so that a dashboard that sees a run's
+    metrics can also find its other tables, then the windows row.
+
+    The statistics come last in the first group: their write takes every core, and Spark
+    runs one session's jobs first come, first served, so a write queued behind it would
+    wait for all its tasks."""
+    last = (METRICS_TABLE, WINDOWS_TABLE)
+    first = [table for table in tables if table not in last and table != STATS_TABLE]
+    first += [table for table in tables if table == STATS_TABLE]
+    return [group for group in (first, *([t] for t in last if t in tables)) if group]
 
 
 def run_tables(

@@ -1,6 +1,6 @@
-"""Tables written from several threads: results in order, errors after every write ended, and
-the session's dynamic partition overwrite held while any INSERT needs it (no Spark here: the
-writes and the session's settings are stand-ins)."""
+"""Tables written from several threads: groups in order, results in order, errors after every
+write of the group ended, and the session's dynamic partition overwrite held while any INSERT
+needs it (no Spark here: the writes and the session's settings are stand-ins)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,17 @@ from typing import Any
 
 import pytest
 
-from spark_calib_cli.io.parallel_writes import write_in_parallel
+from spark_calib_cli.io.parallel_writes import write_in_groups
 from spark_calib_cli.io.partitions import PARTITION_OVERWRITE_MODE_CONF, DynamicOverwrites
+from spark_calib_cli.io.tables import (
+    CONFUSION_TABLE,
+    INVALID_ROWS_TABLE,
+    METRICS_TABLE,
+    RELIABILITY_TABLE,
+    STATS_TABLE,
+    WINDOWS_TABLE,
+    write_groups,
+)
 
 
 def test_the_writes_run_at_once_and_their_results_come_in_the_order_given() -> None:
@@ -26,8 +35,8 @@ def test_the_writes_run_at_once_and_their_results_come_in_the_order_given() -> N
 
         return run
 
-    results = write_in_parallel(
-        [(name, write(name)) for name in ("a", "b", "c")], lines.append, threads=3
+    results = write_in_groups(
+        [[(name, write(name)) for name in ("a", "b", "c")]], lines.append, threads=3
     )
 
     assert results == ["location of a", "location of b", "location of c"]
@@ -50,16 +59,24 @@ def test_the_first_error_in_order_is_raised_once_every_write_has_ended() -> None
 
         return run
 
+    def never() -> str:
+        ended.append("next group")
+        return "next group"
+
     with pytest.raises(OSError, match="first in order"):
-        write_in_parallel(
+        write_in_groups(
             [
-                ("slow", slow),
-                ("late failure", failing("first in order", 0.1)),
-                ("early failure", failing("second in order", 0.0)),
+                [
+                    ("slow", slow),
+                    ("late failure", failing("first in order", 0.1)),
+                    ("early failure", failing("second in order", 0.0)),
+                ],
+                [("next group", never)],
             ],
             lambda _: None,
             threads=3,
         )
+    # The whole group ended, and the group after it never started.
     assert sorted(ended) == ["first in order", "second in order", "slow"]
 
 
@@ -69,8 +86,45 @@ def test_one_thread_writes_one_after_the_other() -> None:
     def write(name: str) -> Any:
         return lambda: order.append(name)
 
-    write_in_parallel([(name, write(name)) for name in ("a", "b", "c")], lambda _: None, threads=1)
+    write_in_groups([[(name, write(name)) for name in ("a", "b", "c")]], lambda _: None, threads=1)
     assert order == ["a", "b", "c"]
+
+
+def test_a_group_starts_when_the_one_before_has_ended_and_numbers_run_on() -> None:
+    events: list[str] = []
+    lines: list[str] = []
+
+    def write(name: str, delay: float) -> Any:
+        def run() -> str:
+            events.append(f"start {name}")
+            time.sleep(delay)
+            events.append(f"end {name}")
+            return name
+
+        return run
+
+    results = write_in_groups(
+        [[("a", write("a", 0.2)), ("b", write("b", 0.0))], [("c", write("c", 0.0))]],
+        lines.append,
+        threads=2,
+    )
+
+    assert results == ["a", "b", "c"]
+    assert events.index("start c") > events.index("end a")
+    assert lines[-1] == "writing c (3 of 3)"
+
+
+def test_the_metrics_follow_the_other_tables_and_the_statistics_end_the_first_group() -> None:
+    tables = [INVALID_ROWS_TABLE, STATS_TABLE, RELIABILITY_TABLE, CONFUSION_TABLE, METRICS_TABLE]
+    assert write_groups([*tables, WINDOWS_TABLE]) == [
+        [INVALID_ROWS_TABLE, RELIABILITY_TABLE, CONFUSION_TABLE, STATS_TABLE],
+        [METRICS_TABLE],
+        [WINDOWS_TABLE],
+    ]
+    assert write_groups([RELIABILITY_TABLE, METRICS_TABLE]) == [
+        [RELIABILITY_TABLE],
+        [METRICS_TABLE],
+    ]
 
 
 class _Conf:
