@@ -41,7 +41,7 @@ from spark_calib_cli.console.worst_slices import DEFAULT_TOP_SLICES
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.io.input import describe_input, read_input_days
 from spark_calib_cli.io.local_frames import LocalFrame, in_memory
-from spark_calib_cli.io.parallel_writes import Write, write_in_groups
+from spark_calib_cli.io.parallel_writes import Write
 from spark_calib_cli.io.partitions import (
     RUN_DATE,
     clear_partition,
@@ -60,7 +60,7 @@ from spark_calib_cli.io.tables import (
     day_run_tables,
     with_day_window,
     with_run_columns,
-    write_groups,
+    write_tables,
 )
 
 
@@ -210,11 +210,7 @@ def _write_tables(
             ),
         )
 
-    groups = write_groups(list(frames))
-    locations = write_in_groups([[write(table) for table in group] for group in groups], report)
-    located = dict(zip([table for group in groups for table in group], locations, strict=True))
-    # In the tables' own order (the console lists them so), not the order they were written.
-    tables = {table: located[table] for table in frames}
+    tables = write_tables(list(frames), write, report)
     return written, tables
 
 

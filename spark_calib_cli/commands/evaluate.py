@@ -46,7 +46,7 @@ from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.input import describe_input, read_input
 from spark_calib_cli.io.local_frames import in_memory
-from spark_calib_cli.io.parallel_writes import Write, write_in_groups
+from spark_calib_cli.io.parallel_writes import Write
 from spark_calib_cli.io.partitions import (
     clear_partition,
     table_location,
@@ -60,7 +60,7 @@ from spark_calib_cli.io.tables import (
     WINDOWED_TABLES,
     WINDOWS_TABLE,
     run_tables,
-    write_groups,
+    write_tables,
 )
 
 
@@ -168,7 +168,6 @@ def _write_run_tables(
     outputs = run_tables(result, config, run_id, digest, window)
     _clear_unproduced(spark, output, {table for table, _ in outputs}, window, report)
     collected: dict[str, DataFrame] = {}
-
     frames = dict(outputs)
 
     def write(table: str) -> Write[str]:
@@ -190,11 +189,7 @@ def _write_run_tables(
 
         return f"{table_location(output, table)} (run_date={run_date})", run
 
-    groups = write_groups([*frames, WINDOWS_TABLE])
-    locations = write_in_groups([[write(table) for table in group] for group in groups], report)
-    located = dict(zip([table for group in groups for table in group], locations, strict=True))
-    # In the tables' own order (the console lists them so), not the order they were written.
-    tables = {table: located[table] for table in [*frames, WINDOWS_TABLE]}
+    tables = write_tables([*frames, WINDOWS_TABLE], write, report)
     written = {table: collected[table] for table in frames if table in collected}
     return tables, written
 

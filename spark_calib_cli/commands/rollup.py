@@ -55,7 +55,7 @@ from spark_calib_cli.console.monitoring_text import alerts_text
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.local_frames import in_memory
-from spark_calib_cli.io.parallel_writes import Write, write_in_groups
+from spark_calib_cli.io.parallel_writes import Write
 from spark_calib_cli.io.partitions import read_partition, table_location
 from spark_calib_cli.io.tables import (
     METRICS_TABLE,
@@ -63,7 +63,7 @@ from spark_calib_cli.io.tables import (
     RELIABILITY_TABLE,
     STATS_TABLE,
     WINDOWS_TABLE,
-    write_groups,
+    write_tables,
 )
 
 
@@ -259,11 +259,7 @@ def _write_rollup_tables(
 
         return f"{table_location(output, table)} {span}", run
 
-    groups = write_groups([*computed, WINDOWS_TABLE])
-    locations = write_in_groups([[write(table) for table in group] for group in groups], report)
-    located = dict(zip([table for group in groups for table in group], locations, strict=True))
-    # In the tables' own order (the console lists them so), not the order they were written.
-    tables = {table: located[table] for table in [*computed, WINDOWS_TABLE]}
+    tables = write_tables([*computed, WINDOWS_TABLE], write, report)
     return tables
 
 

@@ -18,7 +18,7 @@ nothing to those tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from spark_calib import EvaluationResult, input_col
 from spark_calib.config import Config
 from spark_calib.windows import TimeWindow
+from spark_calib_cli.io.parallel_writes import Write, write_in_groups
 
 METRICS_TABLE = "calibration_metrics"
 RELIABILITY_TABLE = "calibration_reliability"
@@ -82,6 +83,20 @@ def write_groups(tables: Sequence[str]) -> list[list[str]]:
     first = [table for table in tables if table not in last and table != STATS_TABLE]
     first += [table for table in tables if table == STATS_TABLE]
     return [group for group in (first, *([t] for t in last if t in tables)) if group]
+
+
+def write_tables(
+    tables: Sequence[str],
+    write: Callable[[str], Write[str]],
+    report: Callable[[str], None],
+) -> dict[str, str]:
+    """Write ``tables`` in their ``write_groups`` (``write(table)``: the progress text and the
+    call that writes it and returns its location); return table → location in the order of
+    ``tables``, the order the console lists them in."""
+    groups = write_groups(tables)
+    locations = write_in_groups([[write(table) for table in group] for group in groups], report)
+    located = dict(zip([table for group in groups for table in group], locations, strict=True))
+    return {table: located[table] for table in tables}
 
 
 def run_tables(
