@@ -50,6 +50,7 @@ PARTITION_OVERWRITE_MODE_CONF = "spark.sql.sources.partitionOverwriteMode"
 PARTITION_OVERWRITE_MODE_OPTION = "partitionOverwriteMode"
 DYNAMIC = "dynamic"
 STATIC = "static"
+_creating_database = threading.Lock()
 
 
 def table_location(output: OutputConfig, table: str) -> str:
@@ -253,10 +254,13 @@ def _insert_partition(
     *,
     dynamic: bool,
 ) -> None:
-    if not spark.catalog.databaseExists(database):
-        spark.sql(
-            "CREATE DATABASE IF NOT EXISTS IDENTIFIER(:database)", args={"database": database}
-        )
+    # One thread creates the database: the first tables of a run are written at once, and
+    # two threads that both found no database made Spark log a "created concurrently" warning.
+    with _creating_database:
+        if not spark.catalog.databaseExists(database):
+            spark.sql(
+                "CREATE DATABASE IF NOT EXISTS IDENTIFIER(:database)", args={"database": database}
+            )
     if existing is None:
         (
             _with_partition_columns(frame, partition)
