@@ -186,12 +186,10 @@ def codes(values: Sequence[Any] | np.ndarray) -> tuple[list[Any], np.ndarray]:
     return distinct, np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
 
 
-def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], KeyRows]]:
-    """One (key values, rows) pair per distinct combination of the ``keys`` columns."""
-    if table.num_rows == 0:
-        return
-    # One integer per row: the keys' dictionary indices (null: 0, the rest shifted by one) in
-    # mixed radix; a 1-D unique is far cheaper than a row-wise one.
+def key_codes(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
+    """One int64 per row, equal for two rows exactly when their ``keys`` values are: the keys'
+    dictionary indices (null: 0, the rest shifted by one) in mixed radix. A 1-D unique or sort
+    of these is far cheaper than a row-wise one."""
     combined = np.zeros(table.num_rows, dtype=np.int64)
     for name in keys:
         column = pc.dictionary_encode(table.column(name)).combine_chunks()
@@ -199,7 +197,14 @@ def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any
         combined = combined * (len(column.dictionary) + 1) + np.asarray(
             index.to_numpy(zero_copy_only=False), dtype=np.int64
         )
-    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    return combined
+
+
+def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], KeyRows]]:
+    """One (key values, rows) pair per distinct combination of the ``keys`` columns."""
+    if table.num_rows == 0:
+        return
+    _, first, inverse = np.unique(key_codes(table, keys), return_index=True, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     bounds = np.cumsum(np.bincount(inverse))
     # One reordering and one conversion of the whole table, then views per key: a take or a

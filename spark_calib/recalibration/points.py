@@ -24,6 +24,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_calib.constants import OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE
+from spark_calib.kernels.arrow_batch import key_codes
 from spark_calib.stats import schema as stats
 
 _SUMS = {
@@ -171,14 +172,9 @@ def _by_key(table: pa.Table) -> dict[Key, CellRows]:
         return {}
     columns = {name: table.column(name).to_numpy() for name in ("cell", "bin", "label", "fit")}
     sums = {name: table.column(name).to_numpy() for name in _SUMS}
-    # One integer per key (its dictionary indices in mixed radix, null first) and one sort of
-    # every row by (key, cell, bin, label, fit): a Python loop over the rows costs seconds at a
-    # backfill's million cell rows.
-    code = np.zeros(table.num_rows, dtype=np.int64)
-    for name in stats.SLICE_KEY_COLUMNS:
-        encoded = pc.dictionary_encode(table.column(name)).combine_chunks()
-        index = pc.fill_null(pc.add(pc.cast(encoded.indices, pa.int64()), 1), 0)
-        code = code * (len(encoded.dictionary) + 1) + index.to_numpy(zero_copy_only=False)
+    # One integer per key and one sort of every row by (key, cell, bin, label, fit): a Python
+    # loop over the rows costs seconds at a backfill's million cell rows.
+    code = key_codes(table, stats.SLICE_KEY_COLUMNS)
     order = np.lexsort((columns["fit"], columns["label"], columns["bin"], columns["cell"], code))
     sorted_code = code[order]
     starts = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]])
