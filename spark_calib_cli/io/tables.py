@@ -73,15 +73,15 @@ RUN_DATE = "run_date"
 def write_groups(tables: Sequence[str]) -> list[list[str]]:
     """``tables`` (a run's, in ``run_tables``' order, perhaps with the windows table) in the
     groups that are written one after the other (``parallel_writes``): every table but the
-    metrics and windows at once, then the metrics, so that a dashboard that sees a run's
-    metrics can also find its other tables, then the windows row.
+    statistics, metrics and windows at once, then the statistics, then the metrics, so that a
+    dashboard that sees a run's metrics can also find its other tables, then the windows row.
 
-    The statistics come last in the first group: their write takes every core, and Spark
-    runs one session's jobs first come, first served, so a write queued behind it would
-    wait for all its tasks."""
-    last = (METRICS_TABLE, WINDOWS_TABLE)
-    first = [table for table in tables if table not in last and table != STATS_TABLE]
-    first += [table for table in tables if table == STATS_TABLE]
+    The statistics have a group of their own because a swap (a delete and a rename) is not
+    atomic: a small table's swap would otherwise fall at the moment the statistics' tasks
+    start, when the cores it freed take them, and a crash in the long statistics write would
+    be likely to land inside it and leave that table's date without a partition."""
+    last = (STATS_TABLE, METRICS_TABLE, WINDOWS_TABLE)
+    first = [table for table in tables if table not in last]
     return [group for group in (first, *([t] for t in last if t in tables)) if group]
 
 

@@ -114,10 +114,11 @@ def test_a_group_starts_when_the_one_before_has_ended_and_numbers_run_on() -> No
     assert lines[-1] == "writing c (3 of 3)"
 
 
-def test_the_metrics_follow_the_other_tables_and_the_statistics_end_the_first_group() -> None:
+def test_the_statistics_then_the_metrics_follow_the_other_tables() -> None:
     tables = [INVALID_ROWS_TABLE, STATS_TABLE, RELIABILITY_TABLE, CONFUSION_TABLE, METRICS_TABLE]
     assert write_groups([*tables, WINDOWS_TABLE]) == [
-        [INVALID_ROWS_TABLE, RELIABILITY_TABLE, CONFUSION_TABLE, STATS_TABLE],
+        [INVALID_ROWS_TABLE, RELIABILITY_TABLE, CONFUSION_TABLE],
+        [STATS_TABLE],
         [METRICS_TABLE],
         [WINDOWS_TABLE],
     ]
