@@ -154,7 +154,8 @@ def _baseline_values(
     baseline's statistics are read once, each row is copied to every sum whose last date is
     on or after its run date, and that date is folded into the key as the backfill's day is,
     so one ``window_values`` values every sum, instead of one read and one valuation per
-    sum."""
+    sum. Each baseline date's rows are first summed to the grain the values read
+    (``summed_to_bins``), so a date is copied once per sum in bins, not in fine cells."""
     baseline = config.drift.baseline_dates
     if baseline is None:
         return None
@@ -162,7 +163,11 @@ def _baseline_values(
     groups: dict[tuple[dt.date, ...], list[dt.date]] = {}
     for day in present:
         groups.setdefault(tuple(d for d in expected if d <= day), []).append(day)
-    found = read_window_stats(spark, config, baseline, digest, summed_by=lambda rows: rows)
+
+    def summed_per_date(rows: DataFrame) -> DataFrame:
+        return split_run_date(summed_to_bins(config)(fold_run_date(rows)))
+
+    found = read_window_stats(spark, config, baseline, digest, summed_by=summed_per_date)
     if found.stats is None:
         return None
     # Each sum is named by its last baseline date (as_of) and is valued for its dates.
