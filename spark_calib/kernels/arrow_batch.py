@@ -27,7 +27,7 @@ class KeyRows:
     the converted columns of the whole table and its rows' positions in them: a column is cut
     to those rows when a kernel first reads it (kernels read a few of the 40-odd columns)."""
 
-    __slots__ = ("_cut", "_rows", "_source", "_valid", "memo", "num_rows")
+    __slots__ = ("_cut", "_ranks", "_rows", "_source", "_valid", "memo", "num_rows")
 
     def __init__(
         self,
@@ -35,12 +35,16 @@ class KeyRows:
         valid: dict[str, np.ndarray],
         num_rows: int,
         rows: slice | np.ndarray | None = None,
+        ranks: dict[str, tuple[list[Any], np.ndarray]] | None = None,
     ) -> None:
         self._source = columns
         self._valid = valid
+        # Per string column: its distinct values sorted, and each row's index among them
+        # (−1: null), so that a key's codes are an integer unique, not a sort of strings.
+        self._ranks = ranks or {}
         # Positions of these rows in the source arrays (None: all of them).
         self._rows = rows
-        self._cut: dict[tuple[str, bool], np.ndarray] = {}
+        self._cut: dict[tuple[str, object], np.ndarray] = {}
         self.num_rows = num_rows
         # Values that several kernels derive from these rows (``memoized``).
         self.memo: dict[Hashable, Any] = {}
@@ -50,6 +54,7 @@ class KeyRows:
         """Every column of ``table``, converted once."""
         columns: dict[str, np.ndarray] = {}
         valid: dict[str, np.ndarray] = {}
+        ranks: dict[str, tuple[list[Any], np.ndarray]] = {}
         for name in table.column_names:
             column = table.column(name)
             kind = column.type
@@ -58,11 +63,13 @@ class KeyRows:
                 columns[name] = np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=float)
             else:
                 columns[name] = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+                if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                    ranks[name] = _ranks(column)
             valid[name] = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
             # Every kernel of the key reads these arrays: none may write to them.
             columns[name].flags.writeable = False
             valid[name].flags.writeable = False
-        return cls(columns, valid, table.num_rows)
+        return cls(columns, valid, table.num_rows, ranks=ranks)
 
     @classmethod
     def arrays(cls, columns: dict[str, np.ndarray]) -> KeyRows:
@@ -87,11 +94,21 @@ class KeyRows:
         """Whether each of these rows' ``name`` is non-null (read-only)."""
         return self._column(name, True)
 
+    def label_ranks(self, name: str) -> tuple[list[Any], np.ndarray] | None:
+        """String column ``name``'s distinct values over the whole table (sorted) and each of
+        these rows' index among them (−1: null); None for a column without them."""
+        if name not in self._ranks:
+            return None
+        values, ranks = self._ranks[name]
+        return values, self._cut_of((name, "ranks"), ranks)
+
     def _column(self, name: str, validity: bool) -> np.ndarray:
         source = (self._valid if validity else self._source)[name]
+        return self._cut_of((name, validity), source)
+
+    def _cut_of(self, key: tuple[str, object], source: np.ndarray) -> np.ndarray:
         if self._rows is None:
             return source
-        key = (name, validity)
         if key not in self._cut:
             cut = source[self._rows]
             cut.flags.writeable = False
@@ -101,12 +118,12 @@ class KeyRows:
     def slice(self, start: int, stop: int) -> KeyRows:
         """Rows start..stop−1 (of the whole table: views of its arrays)."""
         rows = slice(start, stop) if self._rows is None else self._positions()[start:stop]
-        return KeyRows(self._source, self._valid, stop - start, rows)
+        return KeyRows(self._source, self._valid, stop - start, rows, self._ranks)
 
     def filter(self, mask: np.ndarray) -> KeyRows:
         """The rows where ``mask`` is true."""
         rows = self._positions()[np.asarray(mask, dtype=bool)]
-        return KeyRows(self._source, self._valid, int(rows.size), rows)
+        return KeyRows(self._source, self._valid, int(rows.size), rows, self._ranks)
 
     def _positions(self) -> np.ndarray:
         """These rows' positions in the source arrays."""
@@ -168,12 +185,23 @@ def ints(table: Rows, name: str, null: int) -> np.ndarray:
     return np.where(rows.validity(name), rows.values(name), null).astype(np.int64)
 
 
-def labels(table: Rows, name: str) -> list[Any]:
-    """Column ``name`` as Python values (strings or None)."""
+def labels(table: Rows, name: str) -> np.ndarray:
+    """Column ``name`` as an object array of Python values (strings or None), read-only."""
     rows = key_rows(table)
     if name not in rows.column_names:
-        return [None] * rows.num_rows
-    return list(rows.values(name))
+        return np.full(rows.num_rows, None, dtype=object)
+    return rows.values(name)
+
+
+def label_codes(table: Rows, name: str) -> tuple[list[Any], np.ndarray]:
+    """``codes(labels(table, name))``: from the column's ranks when the rows have them."""
+    rows = key_rows(table)
+    found = rows.label_ranks(name) if name in rows.column_names else None
+    if found is None:
+        return codes(labels(rows, name))
+    values, ranks = found
+    unique, inverse = np.unique(ranks, return_inverse=True)
+    return [None if rank < 0 else values[rank] for rank in unique.tolist()], inverse.ravel()
 
 
 def codes(values: Sequence[Any] | np.ndarray) -> tuple[list[Any], np.ndarray]:
@@ -184,6 +212,20 @@ def codes(values: Sequence[Any] | np.ndarray) -> tuple[list[Any], np.ndarray]:
     distinct = sorted(set(values), key=lambda v: (v is not None, v))
     index = {value: position for position, value in enumerate(distinct)}
     return distinct, np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
+
+
+def _ranks(column: pa.ChunkedArray) -> tuple[list[Any], np.ndarray]:
+    """A string column's distinct values, sorted, and each row's index among them (−1: null)."""
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    dictionary = encoded.dictionary.to_pylist()
+    order = sorted(range(len(dictionary)), key=dictionary.__getitem__)
+    rank_of = np.empty(len(dictionary) + 1, dtype=np.int64)
+    rank_of[np.asarray(order, dtype=np.int64)] = np.arange(len(dictionary))
+    rank_of[-1] = -1
+    indices = pc.fill_null(pc.cast(encoded.indices, pa.int64()), -1)
+    ranks = rank_of[np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+    ranks.flags.writeable = False
+    return [dictionary[i] for i in order], ranks
 
 
 def key_codes(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
@@ -224,8 +266,18 @@ def to_table(rows: Sequence[Sequence[Any]], schema: pa.Schema) -> pa.Table:
     arrays = []
     for values, field in zip(columns, schema, strict=True):
         if pa.types.is_floating(field.type):
-            cleaned = [None if v is None or v != v else float(v) for v in values]
-            arrays.append(pa.array(cleaned, type=field.type))
+            arrays.append(_float_array(values, field.type))
         else:
             arrays.append(pa.array(list(values), type=field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _float_array(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
+    """Floating-point output cells as Arrow, NaN and None as null: converted by Arrow
+    (``from_pandas`` reads NaN as null), or value by value when Arrow refuses one (a NumPy
+    bool, say)."""
+    try:
+        return pa.array(values, type=kind, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        cleaned = [None if v is None or v != v else float(v) for v in values]
+        return pa.array(cleaned, type=kind)

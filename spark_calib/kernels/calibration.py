@@ -40,7 +40,15 @@ from typing import Any
 
 import numpy as np
 
-from spark_calib.kernels.arrow_batch import Rows, codes, ints, is_null, labels, memoized, select
+from spark_calib.kernels.arrow_batch import (
+    Rows,
+    codes,
+    ints,
+    is_null,
+    label_codes,
+    memoized,
+    select,
+)
 from spark_calib.kernels.cell_grid import cell_lower, cell_upper
 from spark_calib.kernels.estimates import Estimates
 from spark_calib.kernels.plan import FinishPlan
@@ -165,7 +173,7 @@ def _bins(table: Rows, plan: FinishPlan) -> CalibrationBins:
     if plan.equal_mass:
         return _equal_mass_bins(table, plan)
     n_bins = plan.n_bins
-    classes, class_index = codes(labels(table, stats.CLASS))
+    classes, class_index = label_codes(table, stats.CLASS)
     bins = ints(table, stats.BIN, n_bins)
     place = (class_index, np.where((bins < 0) | (bins >= n_bins), n_bins, bins))
     shape = (len(classes), n_bins + 1)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import Rows, codes, floats, ints, labels
+from spark_calib.kernels.arrow_batch import Rows, codes, floats, ints, label_codes, labels
 from spark_calib.kernels.decision import TASK, binary_labels
 from spark_calib.kernels.output_columns import WEIGHT_SUM
 from spark_calib.kernels.plan import FinishPlan
@@ -84,7 +84,7 @@ def _cells(table: Rows) -> list[Cell]:
 def _binary_cells(table: Rows, plan: FinishPlan) -> list[Cell]:
     """Per predicted class, the negative and positive side with n > 0."""
     kept = top_label_rows(table, (stats.PREDICTED_CLASS,))
-    distinct, group = codes(labels(kept, stats.PREDICTED_CLASS))
+    distinct, group = label_codes(kept, stats.PREDICTED_CLASS)
     size = len(distinct)
     n = count_sums(ints(kept, stats.N, 0), group, size)
     # n_positive as a float sum so that a null one stays null (NaN); counts are exact in it.

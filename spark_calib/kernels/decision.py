@@ -133,10 +133,10 @@ def confusion_cells(table: Rows, plan: FinishPlan) -> ConfusionCells:
     if task is None:
         raise ValueError(f"the {CONFUSION} kernel needs the setting {TASK!r}")
     top = is_null(table, stats.CLASS)
-    predicted = np.array([label is not None for label in labels(table, stats.PREDICTED_CLASS)])
+    predicted = ~is_null(table, stats.PREDICTED_CLASS)
     if task == "binary":
         return _binary_cells(select(table, top & predicted), plan)
-    true = np.array([label is not None for label in labels(table, stats.TRUE_CLASS)])
+    true = ~is_null(table, stats.TRUE_CLASS)
     kept = select(table, top & predicted & true)
     true_labels = labels(kept, stats.TRUE_CLASS)
     predicted_labels = labels(kept, stats.PREDICTED_CLASS)

@@ -28,6 +28,7 @@ import numpy as np
 from spark_calib.kernels.arrow_batch import Rows
 from spark_calib.kernels.calibration import calibration_bins
 from spark_calib.kernels.plan import FinishPlan
+from spark_calib.kernels.table_sums import numbers
 from spark_calib.stats import schema as stats
 
 # plan.setting names: z of the Wilson interval (None: no interval), and whether the task has
@@ -55,26 +56,26 @@ def reliability_rows(key: tuple[Any, ...], table: Rows, plan: FinishPlan) -> lis
         lower, upper = _wilson(rate, n_eff, plan.setting(WILSON_Z))
     # A class row only has bins when it has rows (as the statistics have).
     present = n.sum(axis=1) > 0
-    return [
-        (
-            *key,
-            label,
-            b,
-            _number(bins.lower[c, b]),
-            _number(bins.upper[c, b]),
-            int(n[c, b]),
-            float(weight[c, b]) if n[c, b] > 0 else 0.0,
-            _number(mean[c, b]),
-            _number(rate[c, b]),
-            _number(rate[c, b] - mean[c, b]),
-            _number(n_eff[c, b]),
-            _number(lower[c, b]),
-            _number(upper[c, b]),
+    rows: list[tuple[Any, ...]] = []
+    for c, label in enumerate(bins.classes):
+        if not present[c]:
+            continue
+        columns = zip(
+            range(m),
+            numbers(bins.lower[c, :m]),
+            numbers(bins.upper[c, :m]),
+            n[c].tolist(),
+            np.where(n[c] > 0, weight[c], 0.0).tolist(),
+            numbers(mean[c]),
+            numbers(rate[c]),
+            numbers(rate[c] - mean[c]),
+            numbers(n_eff[c]),
+            numbers(lower[c]),
+            numbers(upper[c]),
+            strict=True,
         )
-        for c, label in enumerate(bins.classes)
-        if present[c]
-        for b in range(m)
-    ]
+        rows.extend((*key, label, *values) for values in columns)
+    return rows
 
 
 def _wilson(rate: np.ndarray, n_eff: np.ndarray, z: float | None) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +88,3 @@ def _wilson(rate: np.ndarray, n_eff: np.ndarray, z: float | None) -> tuple[np.nd
     spread = np.maximum(rate * (1.0 - rate), 0.0) / n_eff + z2 / (4.0 * n_eff * n_eff)
     half = z / shrink * np.sqrt(spread)
     return np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
-
-
-def _number(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)

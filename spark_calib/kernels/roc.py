@@ -31,7 +31,7 @@ import pyarrow as pa
 from spark_calib.kernels.arrow_batch import Rows
 from spark_calib.kernels.cell_grid import cell_lower
 from spark_calib.kernels.plan import FinishPlan
-from spark_calib.kernels.table_sums import label_weights, number, spark_sums, try_divide
+from spark_calib.kernels.table_sums import label_weights, numbers, spark_sums, try_divide
 from spark_calib.stats import schema as stats
 
 # plan.setting name: the most rows of a key, the origin included.
@@ -90,17 +90,15 @@ def roc_rows(key: tuple[Any, ...], table: Rows, plan: FinishPlan) -> list[tuple[
         None if np.isnan(tpr[0]) else 0.0,
         None,
     )
-    return [origin] + [
-        (
-            *key,
-            point + 1,
-            number(threshold[point]),
-            number(fpr[point]),
-            number(tpr[point]),
-            number(precision[point]),
-        )
-        for point in range(kept.size)
-    ]
+    points = zip(
+        range(1, kept.size + 1),
+        numbers(threshold),
+        numbers(fpr),
+        numbers(tpr),
+        numbers(precision),
+        strict=True,
+    )
+    return [origin] + [(*key, *point) for point in points]
 
 
 def _kept_points(m: int, roc_points: int) -> np.ndarray:

@@ -89,3 +89,8 @@ def label_weights(table: Rows, key: str) -> LabelWeights:
 def number(value: float) -> float | None:
     """``value`` as an output cell: None for NaN (null)."""
     return None if np.isnan(value) else float(value)
+
+
+def numbers(values: np.ndarray) -> list[float | None]:
+    """``number`` of each entry of ``values`` (one ``tolist``, not a NumPy call per entry)."""
+    return [None if value != value else value for value in np.asarray(values, float).tolist()]

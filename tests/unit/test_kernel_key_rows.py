@@ -16,6 +16,7 @@ from spark_calib.kernels.arrow_batch import (
     floats,
     ints,
     is_null,
+    label_codes,
     labels,
     select,
     split_keys,
@@ -39,7 +40,7 @@ def _reads(rows: KeyRows | pa.Table) -> tuple[list[float], list[int], list[objec
     return (
         [v if not math.isnan(v) else -99.0 for v in floats(rows, "x")],
         ints(rows, "i", -1).tolist(),
-        labels(rows, "k"),
+        labels(rows, "k").tolist(),
         is_null(rows, "i").tolist(),
     )
 
@@ -59,15 +60,40 @@ def test_a_filter_of_a_slice_reads_as_the_arrow_filter() -> None:
     assert _reads(rows) == _reads(expected)
     # Rows 1, 3 and 4 of the table: a null integer reads as the given -1.
     assert ints(rows, "i", -1).tolist() == [-1, 7, 0]
-    assert labels(rows, "k") == ["a", "b", "a"]
+    assert labels(rows, "k").tolist() == ["a", "b", "a"]
 
 
 def test_an_absent_column_reads_as_null_everywhere() -> None:
     rows = KeyRows.of(TABLE).slice(0, 3)
     assert np.isnan(floats(rows, "missing")).all() and len(floats(rows, "missing")) == 3
     assert ints(rows, "missing", 4).tolist() == [4, 4, 4]
-    assert labels(rows, "missing") == [None, None, None]
+    assert labels(rows, "missing").tolist() == [None, None, None]
     assert is_null(rows, "missing").tolist() == [True, True, True]
+
+
+@pytest.mark.parametrize(
+    "rows,distinct,index",
+    [
+        # k = b, a, null, b, a, c: null first, then the strings in order.
+        (KeyRows.of(TABLE), [None, "a", "b", "c"], [2, 1, 0, 2, 1, 3]),
+        (KeyRows.of(TABLE).slice(1, 5), [None, "a", "b"], [1, 0, 2, 1]),
+        (select(KeyRows.of(TABLE), np.array([1, 0, 0, 0, 0, 1], bool)), ["b", "c"], [0, 1]),
+        (KeyRows.of(TABLE).slice(2, 3), [None], [0]),
+        (KeyRows.of(TABLE).slice(2, 2), [], []),
+        (TABLE.slice(3, 3), ["a", "b", "c"], [1, 0, 2]),
+    ],
+)
+def test_label_codes_are_the_sorted_distinct_labels_and_each_rows_index(
+    rows: KeyRows | pa.Table, distinct: list[object], index: list[int]
+) -> None:
+    found, positions = label_codes(rows, "k")
+    assert found == distinct
+    assert positions.tolist() == index
+
+
+def test_label_codes_of_an_absent_column_are_one_null() -> None:
+    found, positions = label_codes(KeyRows.of(TABLE).slice(0, 2), "missing")
+    assert found == [None] and positions.tolist() == [0, 0]
 
 
 def test_the_converted_columns_are_read_only() -> None:
