@@ -15,7 +15,8 @@ configured, the first set's rows are summed into it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -56,6 +57,9 @@ class CellRows:
     label: np.ndarray
     fit: np.ndarray
     sums: dict[str, np.ndarray]
+    # What is derived from these rows once and read several times (the fit and evaluated
+    # rows, the fit points): each method of a key reads the same.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def select(self, mask: np.ndarray) -> CellRows:
         """The rows where ``mask`` holds."""
@@ -69,11 +73,15 @@ class CellRows:
 
     def fit_rows(self) -> CellRows:
         """The rows the maps are fitted on."""
-        return self.select(self.fit != 0)
+        if "fit" not in self.memo:
+            self.memo["fit"] = self.select(self.fit != 0)
+        return cast(CellRows, self.memo["fit"])
 
     def eval_rows(self) -> CellRows:
         """The rows the maps are evaluated on."""
-        return self.select(self.fit != 1)
+        if "eval" not in self.memo:
+            self.memo["eval"] = self.select(self.fit != 1)
+        return cast(CellRows, self.memo["eval"])
 
 
 def collect_cell_rows(

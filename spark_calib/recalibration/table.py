@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -197,17 +197,27 @@ def multiclass_recalibration_table(
 
 
 def fit_points(rows: CellRows) -> FitPoints:
-    """The fit rows merged per cell and label: (cell, z̄, W, O) in cell order."""
-    pairs, inverse = np.unique(
-        np.stack([rows.cell, rows.label], axis=1), axis=0, return_inverse=True
-    )
-    inverse = inverse.reshape(-1)
-    weight = np.bincount(inverse, rows.sums["w"], minlength=len(pairs))
-    positive = np.bincount(inverse, rows.sums["o"], minlength=len(pairs))
-    logit_sum = np.bincount(inverse, rows.sums["z"], minlength=len(pairs))
+    """The fit rows merged per cell and label: (cell, z̄, W, O) in cell order (computed once
+    per rows)."""
+    if "points" not in rows.memo:
+        rows.memo["points"] = _merged_points(rows)
+    return cast(FitPoints, rows.memo["points"])
+
+
+def _merged_points(rows: CellRows) -> FitPoints:
+    # A stable sort by (cell, label), so each pair's rows are summed in their own order.
+    order = np.lexsort((rows.label, rows.cell))
+    cell, label = rows.cell[order], rows.label[order]
+    starts = np.ones(cell.size, dtype=bool)
+    starts[1:] = (cell[1:] != cell[:-1]) | (label[1:] != label[:-1])
+    group = np.cumsum(starts) - 1
+    pairs = int(starts.sum())
+    weight = np.bincount(group, rows.sums["w"][order], minlength=pairs)
+    positive = np.bincount(group, rows.sums["o"][order], minlength=pairs)
+    logit_sum = np.bincount(group, rows.sums["z"][order], minlength=pairs)
     keep = weight > 0.0
     return FitPoints(
-        cell=pairs[keep, 0],
+        cell=cell[starts][keep],
         z=logit_sum[keep] / weight[keep],
         weight=weight[keep],
         positive=positive[keep],
