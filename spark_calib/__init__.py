@@ -8,6 +8,8 @@ day and back), ``metrics_from_stats`` and
 bins), ``sum_over_cells`` and ``bin_grain`` (summed over the fine cells, as the outputs that
 read none need them), ``recalibration_from_stats`` (fit the recalibration maps from a
 statistics table) and ``recalibrate`` (apply them to rows),
+``outputs_from_stats`` (the metrics, reliability, recalibration and row counts of a
+statistics table from one read of it, as a rollup writes them),
 ``search_slices`` (rank the crossed segments where calibration breaks), ``row_counts`` (valid
 and invalid rows of a statistics table), ``load_config``, the slice-value helpers
 ``slice_name`` and ``decode_slice_value``, ``input_col`` (a column of the input by its
@@ -37,6 +39,7 @@ from spark_calib.slice_search import SliceSearchResult, search_slices
 from spark_calib.slicing.values import decode_slice_value, slice_name
 from spark_calib.stats.combine import bin_grain, combine_stats, sum_over_cells, sum_to_bins
 from spark_calib.stats.counts import row_counts
+from spark_calib.window_outputs import StatsOutputs, outputs_from_stats
 
 __all__ = [
     "RELIABILITY_COLUMNS",
@@ -48,6 +51,7 @@ __all__ = [
     "SchemaError",
     "SliceSearchResult",
     "SparkCalibError",
+    "StatsOutputs",
     "available_metrics",
     "bin_grain",
     "combine_stats",
@@ -59,6 +63,7 @@ __all__ = [
     "input_col",
     "load_config",
     "metrics_from_stats",
+    "outputs_from_stats",
     "recalibrate",
     "recalibration_from_stats",
     "reliability_from_stats",

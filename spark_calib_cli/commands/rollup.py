@@ -20,13 +20,7 @@ from pathlib import Path
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_calib import (
-    bin_grain,
-    metrics_from_stats,
-    recalibration_from_stats,
-    reliability_from_stats,
-    row_counts,
-)
+from spark_calib import StatsOutputs, bin_grain, outputs_from_stats
 from spark_calib.config import Config, OutputConfig, config_hash
 from spark_calib.errors import ConfigError
 from spark_calib.windows import DAY, TimeWindow, parse_granularity, window_of
@@ -190,10 +184,14 @@ def _write_window(
     summed over the fine cells), then its drift and alerts; return its row count, table →
     location and the monitoring outcome."""
     assert config.output is not None
-    n_rows = sum(row_counts(binned, config).values())
-    tables = _write_rollup_tables(
-        spark, config, summed, binned, found, window, n_rows, run_id, digest, report
-    )
+    outputs = outputs_from_stats(summed, config, bin_stats=binned)
+    try:
+        n_rows = sum(outputs.row_counts.values())
+        tables = _write_rollup_tables(
+            spark, config, outputs, found, window, n_rows, run_id, digest, report
+        )
+    finally:
+        outputs.unpersist()
     metrics = read_partition(
         spark, config.output, METRICS_TABLE, window.end, granularity=window.granularity
     )
@@ -208,8 +206,7 @@ def _write_window(
 def _write_rollup_tables(
     spark: SparkSession,
     config: Config,
-    summed: DataFrame,
-    binned: DataFrame,
+    outputs: StatsOutputs,
     found: WindowStats,
     window: TimeWindow,
     n_rows: int,
@@ -220,17 +217,17 @@ def _write_rollup_tables(
     """Write the window's reliability, recalibration (with a binary or top-label
     ``recalibration`` section: the maps fitted on the window's summed cells; a multiclass
     temperature needs the rows' logits, so a rollup writes none) and metrics partitions,
-    recomputed from the summed statistics, and its windows row; return table → location."""
+    ``outputs`` recomputed from the summed statistics, and its windows row; return table →
+    location."""
     assert config.output is not None
-    uniform = config.binning.strategy == "uniform"
     frames = [
-        (RELIABILITY_TABLE, reliability_from_stats(binned if uniform else summed, config)),
+        (RELIABILITY_TABLE, outputs.reliability),
         *(
-            [(RECALIBRATION_TABLE, recalibration_from_stats(summed, config))]
-            if config.recalibration is not None and config.task != "multiclass"
+            [(RECALIBRATION_TABLE, outputs.recalibration)]
+            if outputs.recalibration is not None
             else []
         ),
-        (METRICS_TABLE, metrics_from_stats(summed, config, bin_stats=binned)),
+        (METRICS_TABLE, outputs.metrics),
     ]
     output = config.output
     span = f"({window.granularity} {window.label()})"
