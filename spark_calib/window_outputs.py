@@ -67,8 +67,8 @@ def outputs_from_stats(
     specs = finished_specs(resolve_metrics(cfg.task, cfg.metrics, cfg.features()))
     outputs = (METRICS, RELIABILITY)
     recalibrating = cfg.recalibration is not None and cfg.task != "multiclass"
-    cells = bin_stats is None or recalibrating or reads_cells(cfg, specs, outputs)
-    source = stats_df if cells or bin_stats is None else bin_stats
+    cells = recalibrating or reads_cells(cfg, specs, outputs)
+    source = stats_df if bin_stats is None or cells else bin_stats
     head = statistics_head(source)
     finished = finish(source, cfg, specs, outputs, head)
     recalibration = (

@@ -196,7 +196,7 @@ def labels(table: Rows, name: str) -> np.ndarray:
 def label_codes(table: Rows, name: str) -> tuple[list[Any], np.ndarray]:
     """``codes(labels(table, name))``: from the column's ranks when the rows have them."""
     rows = key_rows(table)
-    found = rows.label_ranks(name) if name in rows.column_names else None
+    found = rows.label_ranks(name)
     if found is None:
         return codes(labels(rows, name))
     values, ranks = found

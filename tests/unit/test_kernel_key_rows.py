@@ -20,6 +20,7 @@ from spark_calib.kernels.arrow_batch import (
     labels,
     select,
     split_keys,
+    to_table,
 )
 from spark_calib.kernels.finish import finish_table, key_outputs
 from spark_calib.kernels.plan import FinishPlan
@@ -94,6 +95,15 @@ def test_label_codes_are_the_sorted_distinct_labels_and_each_rows_index(
 def test_label_codes_of_an_absent_column_are_one_null() -> None:
     found, positions = label_codes(KeyRows.of(TABLE).slice(0, 2), "missing")
     assert found == [None] and positions.tolist() == [0, 0]
+
+
+def test_float_output_cells_become_null_for_nan_and_none_and_any_number_is_kept() -> None:
+    schema = pa.schema([pa.field("x", pa.float64()), pa.field("k", pa.string())])
+    rows = [(1.5, "a"), (float("nan"), "b"), (None, None), (np.float64(2.0), "c"), (3, "d")]
+    assert to_table(rows, schema).column("x").to_pylist() == [1.5, None, None, 2.0, 3.0]
+    # A NumPy bool, which Arrow will not convert to a double, takes the value-by-value path.
+    mixed = [(np.True_, "a"), (float("nan"), "b")]
+    assert to_table(mixed, schema).column("x").to_pylist() == [1.0, None]
 
 
 def test_the_converted_columns_are_read_only() -> None:
