@@ -49,6 +49,7 @@ from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.parallel_writes import Write
 from spark_calib_cli.io.partitions import (
     clear_partition,
+    partitions_read_once,
     table_location,
     write_partition,
 )
@@ -257,14 +258,16 @@ def evaluate_command(args: argparse.Namespace) -> int:
             outcome, failed = _backfill(spark, config, dates, progress)
         else:
             outcome, failed = _evaluate_dates(spark, config, dates, run_date, progress)
-        if args.report is not None:
-            # Same session: the diagrams cost no second Spark start-up.
-            progress(f"drawing the diagrams into {args.report}")
-            paths = run_report(spark, config, run_date, Path(args.report))
-        if args.html is not None:
-            html_seconds = write_html_report(
-                spark, config, run_date, Path(args.html), progress=progress
-            )
+        # The diagrams and the page read the same partitions: each is collected once.
+        with partitions_read_once():
+            if args.report is not None:
+                # Same session: the diagrams cost no second Spark start-up.
+                progress(f"drawing the diagrams into {args.report}")
+                paths = run_report(spark, config, run_date, Path(args.report))
+            if args.html is not None:
+                html_seconds = write_html_report(
+                    spark, config, run_date, Path(args.html), progress=progress
+                )
     finally:
         spark.stop()
     progress("done")

@@ -27,7 +27,7 @@ from spark_calib_cli.commands.common import REGRESSION_TASK, check_job_config, r
 from spark_calib_cli.commands.html_report import write_html_report
 from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
-from spark_calib_cli.io.partitions import read_partition
+from spark_calib_cli.io.partitions import partitions_read_once, read_partition
 from spark_calib_cli.io.tables import METRICS_TABLE
 from spark_calib_cli.report import write_reliability_diagrams
 from spark_calib_cli.report.recalibration_rows import run_recalibration_report
@@ -53,27 +53,29 @@ def report_command(args: argparse.Namespace) -> int:
     progress = progress_printer()
     spark = start_session(args, progress)
     try:
-        progress(f"reading the tables of run_date {run_date}")
-        paths = run_report(
-            spark,
-            config,
-            run_date,
-            out_dir,
-            top_slices=args.slices,
-            granularity=args.granularity,
-            trend_windows=args.trend,
-        )
-        html_seconds = 0.0
-        if args.html is not None:
-            html_seconds = write_html_report(
+        # The diagrams and the page read the same partitions: each is collected once.
+        with partitions_read_once():
+            progress(f"reading the tables of run_date {run_date}")
+            paths = run_report(
                 spark,
                 config,
                 run_date,
-                Path(args.html),
+                out_dir,
+                top_slices=args.slices,
                 granularity=args.granularity,
                 trend_windows=args.trend,
-                progress=progress,
             )
+            html_seconds = 0.0
+            if args.html is not None:
+                html_seconds = write_html_report(
+                    spark,
+                    config,
+                    run_date,
+                    Path(args.html),
+                    granularity=args.granularity,
+                    trend_windows=args.trend,
+                    progress=progress,
+                )
     finally:
         spark.stop()
     print(paths_text(paths, out_dir))

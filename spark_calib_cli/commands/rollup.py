@@ -50,7 +50,7 @@ from spark_calib_cli.errors import MissingInputError
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.io.local_frames import in_memory
 from spark_calib_cli.io.parallel_writes import Write
-from spark_calib_cli.io.partitions import read_partition, table_location
+from spark_calib_cli.io.partitions import partitions_read_once, read_partition, table_location
 from spark_calib_cli.io.tables import (
     METRICS_TABLE,
     RECALIBRATION_TABLE,
@@ -271,20 +271,26 @@ def rollup_command(args: argparse.Namespace) -> int:
     html_seconds = 0.0
     try:
         outcome = run_rollup(spark, config, run_date, args.granularity, progress=progress)
-        if args.report is not None:
-            progress(f"drawing the diagrams into {args.report}")
-            paths = run_report(
-                spark, config, outcome.window.end, Path(args.report), granularity=args.granularity
-            )
-        if args.html is not None:
-            html_seconds = write_html_report(
-                spark,
-                config,
-                outcome.window.end,
-                Path(args.html),
-                granularity=args.granularity,
-                progress=progress,
-            )
+        # The diagrams and the page read the same partitions: each is collected once.
+        with partitions_read_once():
+            if args.report is not None:
+                progress(f"drawing the diagrams into {args.report}")
+                paths = run_report(
+                    spark,
+                    config,
+                    outcome.window.end,
+                    Path(args.report),
+                    granularity=args.granularity,
+                )
+            if args.html is not None:
+                html_seconds = write_html_report(
+                    spark,
+                    config,
+                    outcome.window.end,
+                    Path(args.html),
+                    granularity=args.granularity,
+                    progress=progress,
+                )
     finally:
         spark.stop()
     progress("done")

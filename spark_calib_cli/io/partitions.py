@@ -51,6 +51,9 @@ PARTITION_OVERWRITE_MODE_OPTION = "partitionOverwriteMode"
 DYNAMIC = "dynamic"
 STATIC = "static"
 _creating_database = threading.Lock()
+# Rows up to which ``partitions_read_once`` keeps a partition on the driver: a day's metrics,
+# reliability and ROC points of a few hundred slices.
+READ_ONCE_MAX_ROWS = 50_000
 
 
 def table_location(output: OutputConfig, table: str) -> str:
@@ -192,6 +195,32 @@ def clear_partition(
     return location
 
 
+@contextmanager
+def partitions_read_once() -> Iterator[None]:
+    """Within this block, ``read_partition`` collects each partition it is asked for once
+    (one Spark job) and returns a local frame of those rows every time: a report reads the
+    same few partitions many times, each read otherwise a few Spark jobs. A partition of more
+    than ``READ_ONCE_MAX_ROWS`` rows stays a lazy read, so that a report of many slices still
+    collects only the rows it draws. For readers only: a partition written inside the block
+    is not read again. Blocks may nest."""
+    global _read_once
+    outer = _read_once
+    if outer is None:
+        _read_once = {}
+    try:
+        yield
+    finally:
+        _read_once = outer
+
+
+# (table location, run date, granularity) → the partition's local frame, and a lock per key
+# (the report's threads ask for the same partition at once); None outside partitions_read_once.
+_read_once: dict[tuple[str, dt.date, str | None], tuple[threading.Lock, list[DataFrame]]] | None = (
+    None
+)
+_read_once_lock = threading.Lock()
+
+
 def read_partition(
     spark: SparkSession,
     output: OutputConfig,
@@ -202,6 +231,28 @@ def read_partition(
 ) -> DataFrame:
     """The rows of ``table`` for ``run_date`` (and ``granularity``, for a windowed table).
     Raises ``MissingInputError`` if there is no such table."""
+    memo = _read_once
+    if memo is None:
+        return _partition_rows(spark, output, table, run_date, granularity)
+    key = (table_location(output, table), run_date, granularity)
+    with _read_once_lock:
+        lock, found = memo.setdefault(key, (threading.Lock(), []))
+    with lock:
+        if not found:
+            rows = _partition_rows(spark, output, table, run_date, granularity)
+            head = rows.limit(READ_ONCE_MAX_ROWS + 1).toArrow()
+            small = head.num_rows <= READ_ONCE_MAX_ROWS
+            found.append(spark.createDataFrame(head, rows.schema) if small else rows)
+    return found[0]
+
+
+def _partition_rows(
+    spark: SparkSession,
+    output: OutputConfig,
+    table: str,
+    run_date: dt.date,
+    granularity: str | None,
+) -> DataFrame:
     frame = read_table(spark, output, table)
     selected = frame.where(F.col(RUN_DATE) == F.lit(run_date))
     if granularity is not None:
