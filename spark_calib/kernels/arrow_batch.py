@@ -61,14 +61,10 @@ class KeyRows:
             if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
                 numbers = pc.cast(column, pa.float64())
                 columns[name] = np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=float)
-            elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-                ranks[name] = _ranks(column)
-                # Each distinct string once (the last entry, None, is rank −1's): converting
-                # the column value by value makes a Python string per row.
-                distinct, rank = ranks[name]
-                columns[name] = np.array([*distinct, None], dtype=object)[rank]
             else:
                 columns[name] = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+                if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                    ranks[name] = _ranks(column)
             valid[name] = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
             # Every kernel of the key reads these arrays: none may write to them.
             columns[name].flags.writeable = False
@@ -118,11 +114,6 @@ class KeyRows:
             cut.flags.writeable = False
             self._cut[key] = cut
         return self._cut[key]
-
-    def taken(self, order: np.ndarray) -> KeyRows:
-        """The rows at positions ``order`` of these rows (their columns cut when read)."""
-        positions = self._positions()[np.asarray(order, dtype=np.int64)]
-        return KeyRows(self._source, self._valid, int(positions.size), positions, self._ranks)
 
     def slice(self, start: int, stop: int) -> KeyRows:
         """Rows start..stop−1 (of the whole table: views of its arrays)."""
@@ -258,15 +249,13 @@ def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any
     _, first, inverse = np.unique(key_codes(table, keys), return_index=True, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     bounds = np.cumsum(np.bincount(inverse))
-    # One conversion of the whole table and one reordering of its arrays, then views per key:
-    # a take or a conversion per key costs a copy of every column per key, and an Arrow take
-    # of the whole table costs more than NumPy's of the converted columns.
-    combined = table.combine_chunks()
-    ordered = KeyRows.of(combined).taken(order)
+    # One reordering and one conversion of the whole table, then views per key: a take or a
+    # conversion per key costs a copy of every column per key.
+    ordered = KeyRows.of(table.take(pa.array(order)).combine_chunks())
     start = 0
     for group, stop in enumerate(bounds):
         row = int(first[group])
-        key = tuple(combined.column(name)[row].as_py() for name in keys)
+        key = tuple(table.column(name)[row].as_py() for name in keys)
         yield key, ordered.slice(start, int(stop))
         start = int(stop)
 

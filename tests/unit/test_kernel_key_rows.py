@@ -64,17 +64,6 @@ def test_a_filter_of_a_slice_reads_as_the_arrow_filter() -> None:
     assert labels(rows, "k").tolist() == ["a", "b", "a"]
 
 
-def test_reordered_rows_and_their_slices_read_as_the_arrow_take() -> None:
-    order = np.array([5, 2, 0, 3, 1, 4])
-    rows = KeyRows.of(TABLE).taken(order)
-    assert _reads(rows) == _reads(TABLE.take(pa.array(order)))
-    assert _reads(rows.slice(1, 4)) == _reads(TABLE.take(pa.array(order[1:4])))
-    # Strings keep their ranks through the reordering: "c", None, "b" → 2, −1, 1.
-    found, positions = label_codes(rows.slice(0, 3), "k")
-    assert (found, positions.tolist()) == ([None, "b", "c"], [2, 0, 1])
-    assert labels(rows, "k").tolist() == ["c", None, "b", "b", "a", "a"]
-
-
 def test_an_absent_column_reads_as_null_everywhere() -> None:
     rows = KeyRows.of(TABLE).slice(0, 3)
     assert np.isnan(floats(rows, "missing")).all() and len(floats(rows, "missing")) == 3
