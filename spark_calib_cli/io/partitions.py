@@ -229,8 +229,9 @@ def read_partition(
     *,
     granularity: str | None = None,
 ) -> DataFrame:
-    """The rows of ``table`` for ``run_date`` (and ``granularity``, for a windowed table).
-    Raises ``MissingInputError`` if there is no such table."""
+    """The rows of ``table`` for ``run_date`` (and ``granularity``, for a windowed table); a
+    local frame collected once inside ``partitions_read_once``. Raises ``MissingInputError``
+    if there is no such table."""
     memo = _read_once
     if memo is None:
         return _partition_rows(spark, output, table, run_date, granularity)
