@@ -201,8 +201,9 @@ def partitions_read_once() -> Iterator[None]:
     (one Spark job) and returns a local frame of those rows every time: a report reads the
     same few partitions many times, each read otherwise a few Spark jobs. A partition of more
     than ``READ_ONCE_MAX_ROWS`` rows stays a lazy read, so that a report of many slices still
-    collects only the rows it draws. For readers only: a partition written inside the block
-    is not read again. Blocks may nest."""
+    collects only the rows it draws (after one read of up to that many rows). For readers
+    only: a partition written inside the block is not read again. The block holds for every
+    thread of the process (the report's threads read inside it); blocks may nest."""
     global _read_once
     outer = _read_once
     if outer is None:
