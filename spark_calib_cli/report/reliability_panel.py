@@ -10,9 +10,13 @@ and observed rate lie below ``ZOOM_BELOW`` (a low-base-rate score), the axes zoo
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.container import BarContainer
+from matplotlib.patches import Rectangle
 
 ACCURACY_COLOR = "#3b6fb6"
 GAP_COLOR = "#d62728"
@@ -68,25 +72,25 @@ def draw_reliability(
     width = filled["bin_upper"].to_numpy(dtype=float) - lower
     accuracy = filled["accuracy"].to_numpy(dtype=float)
     confidence = filled["mean_confidence"].to_numpy(dtype=float)
-    axes.bar(
+    edge_bars(
+        axes,
         lower,
         accuracy,
-        width=width,
-        align="edge",
-        color=ACCURACY_COLOR,
+        width,
+        facecolor=ACCURACY_COLOR,
         edgecolor="white",
         linewidth=0.6,
         label="observed rate of y = 1" if positive_class else "accuracy",
     )
     # The gap bar spans accuracy → mean confidence: above the blue bar when over-confident,
     # over it (downwards) when under-confident.
-    axes.bar(
+    edge_bars(
+        axes,
         lower,
         confidence - accuracy,
+        width,
         bottom=accuracy,
-        width=width,
-        align="edge",
-        color=GAP_COLOR,
+        facecolor=GAP_COLOR,
         alpha=0.35,
         edgecolor=GAP_COLOR,
         linewidth=0.6,
@@ -136,8 +140,46 @@ def draw_histogram(
     weight = placed["weight_sum"].fillna(0.0).to_numpy(dtype=float)
     total = weight.sum()
     share = weight / total if total > 0 else np.zeros_like(weight)
-    axes.bar(lower, share, width=width, align="edge", color=HISTOGRAM_COLOR, edgecolor="white")
+    edge_bars(axes, lower, share, width, facecolor=HISTOGRAM_COLOR, edgecolor="white")
     axes.set_xlim(0.0, limit)
     axes.set_xlabel("predicted P(y = 1)" if positive_class else "confidence")
     axes.set_ylabel("share")
     axes.grid(alpha=0.25)
+
+
+def edge_bars(
+    axes: Axes,
+    left: np.ndarray,
+    height: np.ndarray,
+    width: np.ndarray,
+    *,
+    bottom: np.ndarray | None = None,
+    label: str | None = None,
+    **style: Any,
+) -> BarContainer:
+    """``axes.bar(left, height, width, bottom, align="edge", label=label, **style)`` with
+    ``style`` as ``Rectangle`` properties (``facecolor``, not ``color``), drawn the same, but
+    with the data limits updated once for all bars. ``Axes.bar`` updates them bar by bar,
+    walking each rectangle's path, which was a fifth of a report's drawing time."""
+    lows = np.zeros(len(left)) if bottom is None else np.asarray(bottom, dtype=float)
+    patches = []
+    for x, y, w, h in zip(left, lows, width, height, strict=True):
+        patch = Rectangle((x, y), w, h, label="_nolegend_", **style)
+        # As Axes.bar: autoscaling adds no margin below a bar's base.
+        patch.sticky_edges.y.append(y)
+        axes.add_artist(patch)
+        patches.append(patch)
+    if patches:
+        # The corners, as Axes.bar's update per bar (which skips bars of no width and height).
+        drawn = (np.asarray(width) != 0) | (np.asarray(height) != 0)
+        xs = np.concatenate([left, np.asarray(left) + np.asarray(width)])
+        ys = np.concatenate([lows, lows + np.asarray(height)])
+        corners = np.column_stack([xs, ys])[np.concatenate([drawn, drawn])]
+        if len(corners):
+            axes.update_datalim(corners)
+        axes.autoscale_view()
+    container = BarContainer(
+        patches, datavalues=np.asarray(height), orientation="vertical", label=label or ""
+    )
+    axes.add_container(container)
+    return container
