@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +68,12 @@ class DayEvaluation:
         self.result.unpersist()
 
 
-def evaluate_days(df: DataFrame, config: ConfigSource, day: str | Column) -> DayEvaluation:
+def evaluate_days(
+    df: DataFrame,
+    config: ConfigSource,
+    day: str | Column,
+    on_statistics: Callable[[DataFrame, Mapping[dt.date | None, int]], None] | None = None,
+) -> DayEvaluation:
     """Evaluate each day of ``df`` on its own, in one scan: the outputs of ``evaluate`` over
     each day's rows, every keyed output with a leading ``run_date`` column.
 
@@ -77,11 +82,24 @@ def evaluate_days(df: DataFrame, config: ConfigSource, day: str | Column) -> Day
     as one more day, ``run_date`` null. ``max_invalid_fraction`` applies to each day: the
     first day above it raises ``InvalidRowsError`` naming the day, before any output is
     finished. Call ``unpersist()`` when done with the outputs.
+
+    ``on_statistics`` gets the statistics (the result's ``stats``, computed and cached) and
+    the rows of each day (``n_rows``) before any output is finished, after the check: a job
+    can write them while the driver finishes the outputs.
     """
     cfg = load_config(config)
     expression = F.to_date(input_col(day)) if isinstance(day, str) else day
+
+    def statistics(stats_df: DataFrame, counts: VersionCounts) -> None:
+        if on_statistics is not None:
+            on_statistics(split_run_date(stats_df), _counts_by_day(counts)[0])
+
     result, counts = evaluation(
-        df, cfg, expression, check=lambda counts: _check_each_day(counts, cfg)
+        df,
+        cfg,
+        expression,
+        check=lambda counts: _check_each_day(counts, cfg),
+        on_statistics=statistics,
     )
     rows, invalid = _counts_by_day(counts)
     split: dict[str, Any] = {

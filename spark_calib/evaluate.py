@@ -104,12 +104,15 @@ def evaluation(
     cfg: Config,
     day: Column | None = None,
     check: Callable[[VersionCounts], None] | None = None,
+    on_statistics: Callable[[DataFrame, VersionCounts], None] | None = None,
 ) -> tuple[EvaluationResult, VersionCounts]:
     """``evaluate``, and the input rows per (model version, reason). ``check`` sees those
     counts right after the scan, before any output is finished; when it raises, the cache is
-    released and nothing more runs. With ``day`` (a DATE expression of ``df``), every key's
-    model version is day-keyed (``spark_calib.rows.days``): one scan gives each day's
-    statistics and outputs."""
+    released and nothing more runs. ``on_statistics`` then gets the statistics frame (the
+    result's ``stats``, already computed) and the same counts, before the outputs are
+    finished: a caller can start writing them while the driver finishes. With ``day`` (a
+    DATE expression of ``df``), every key's model version is day-keyed
+    (``spark_calib.rows.days``): one scan gives each day's statistics and outputs."""
     specs = resolve_metrics(cfg.task, cfg.metrics, cfg.features())
     types = check_input_schema(df, cfg)
     num_classes = _num_classes(df, cfg)
@@ -144,6 +147,8 @@ def evaluation(
         local = stats_df.sparkSession.createDataFrame(head, stats_df.schema)
         stats_df.unpersist()
         stats_df = local
+    if on_statistics is not None:
+        on_statistics(stats_df, counts)
     outputs = _outputs(cfg, specs)
     finished = _finished(stats_df, head, cfg, specs, outputs)
     tables: dict[str, Any] = {

@@ -21,6 +21,7 @@ import datetime as dt
 import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
 
@@ -119,7 +120,13 @@ def run_backfill(
     report(f"reading {describe_input(source, last, first)}")
     frame = read_input_days(spark, source, first, last)
     report(f"evaluating {len(dates)} run dates (one scan of the input)")
-    evaluated = evaluate_days(frame, config, source.window.column)
+    statistics = _StatisticsWrite(spark, config, dates, run_id, digest, report)
+    try:
+        evaluated = evaluate_days(frame, config, source.window.column, statistics.start)
+    except BaseException:
+        # The error is the run's, not the write's: let the write end, then raise it.
+        statistics.wait(quietly=True)
+        raise
     try:
         present = [day for day in dates if evaluated.n_rows.get(day, 0) > 0]
         missing = tuple(day for day in dates if day not in present)
@@ -132,7 +139,7 @@ def run_backfill(
             )
         row_day = F.to_date(input_col(source.window.column))
         written, tables = _write_tables(
-            spark, config, evaluated, present, row_day, run_id, digest, report
+            spark, config, evaluated, present, row_day, run_id, digest, report, statistics
         )
         outcomes = _monitor_days(
             spark, config, evaluated, present, written, tables, run_id, digest, report, step
@@ -150,8 +157,62 @@ def run_backfill(
             recalibration=recalibration_lines(last_written),
         )
     finally:
+        statistics.wait(quietly=True)
         evaluated.unpersist()
     return BackfillOutcome(days=tuple(outcomes), missing=missing)
+
+
+class _StatisticsWrite:
+    """The statistics' one write, started from a thread as soon as ``evaluate_days`` has them
+    (``start``), so that it runs while the driver finishes the outputs: the write is the
+    JVM's work and the finishing the driver's Python, so they share the cores rather than
+    take turns. ``_write_tables`` waits for it before any other table is written, so the
+    write order of the daily run stays (the statistics in a group of their own, the metrics
+    after them) and a crash inside it leaves every other table as it was."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        config: Config,
+        dates: Sequence[dt.date],
+        run_id: str,
+        digest: str,
+        report: Callable[[str], None],
+    ) -> None:
+        self._spark, self._config, self._dates = spark, config, dates
+        self._run_id, self._digest, self._report = run_id, digest, report
+        self._pool: ThreadPoolExecutor | None = None
+        self._future: Future[str] | None = None
+
+    def start(self, stats: DataFrame, n_rows: Mapping[dt.date | None, int]) -> None:
+        """Start writing ``stats`` (with ``run_date``) into the partitions of the dates with
+        rows; nothing when there are none (the backfill then stops with no rows)."""
+        output = self._config.output
+        assert output is not None
+        present = [day for day in self._dates if n_rows.get(day, 0) > 0]
+        if not present:
+            return
+        rows = with_run_columns(stats, self._run_id, self._digest)
+        location = table_location(output, STATS_TABLE)
+        self._report(
+            f"writing {location} (run_date {present[0]} to {present[-1]}) "
+            "while the outputs are finished"
+        )
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="write")
+        self._future = self._pool.submit(
+            write_partitions, self._spark, rows, output, STATS_TABLE, present, set(present)
+        )
+
+    def wait(self, *, quietly: bool = False) -> str | None:
+        """The statistics table's location once its write has ended (None when none
+        started); raises the write's error unless ``quietly``."""
+        future, pool = self._future, self._pool
+        if future is None or pool is None:
+            return None
+        pool.shutdown(wait=True)
+        if quietly:
+            return None if future.exception() else future.result()
+        return future.result()
 
 
 def _write_tables(
@@ -163,9 +224,11 @@ def _write_tables(
     run_id: str,
     digest: str,
     report: Callable[[str], None],
+    statistics: _StatisticsWrite,
 ) -> tuple[dict[str, DataFrame], dict[str, str]]:
-    """One write per table for every date of ``present``; return table → the local frame of
-    each derived table written (with ``run_date``), and table → location."""
+    """One write per table for every date of ``present`` (the statistics' write already
+    started: it is waited for first); return table → the local frame of each derived table
+    written (with ``run_date``), and table → location."""
     assert config.output is not None
     output = config.output
     result = evaluated.result
@@ -187,8 +250,8 @@ def _write_tables(
     frames: dict[str, tuple[DataFrame, set[dt.date]]] = {}
     for table, rows in outputs:
         if table == STATS_TABLE:
-            frames[table] = rows, set(present)
-        elif table == INVALID_ROWS_TABLE:
+            continue
+        if table == INVALID_ROWS_TABLE:
             frames[table] = rows, {d for d in evaluated.invalid_counts if d is not None}
         else:
             local = in_memory(spark, rows)
@@ -210,8 +273,13 @@ def _write_tables(
             ),
         )
 
+    stats_location = statistics.wait()
+    assert stats_location is not None
     tables = write_tables(list(frames), write, report)
-    return written, tables
+    # In the order of the outputs, as the console lists them.
+    located = {**tables, STATS_TABLE: stats_location}
+    order = [table for table, _ in outputs if table in located] + [WINDOWS_TABLE]
+    return written, {table: located[table] for table in dict.fromkeys(order)}
 
 
 def _windows_rows(

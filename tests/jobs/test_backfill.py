@@ -10,14 +10,17 @@ and one ``run_backfill``, run twice. Every table must be equal row by row apart 
 from __future__ import annotations
 
 import datetime as dt
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pandas as pd
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
+from spark_calib import evaluate_days
 from spark_calib.config import Config, load_config
 from spark_calib.config.slice_search import SliceSearchConfig
 from spark_calib.errors import InvalidRowsError
@@ -210,6 +213,46 @@ def test_a_date_without_rows_is_reported_and_left_alone(
         NEXT_DATE: 6
     }
     assert not (out / METRICS_TABLE / f"run_date={empty_day}").exists()
+
+
+def test_the_statistics_are_handed_over_before_the_outputs_are_finished(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The backfill writes the statistics while the driver finishes: evaluate_days must give
+    # them, whole and with each day's rows, before the first output is finished.
+    log = small_log(spark, tmp_path)
+    config = job_config(
+        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+        {"path": str(tmp_path / "out")},
+        max_invalid_fraction=0.5,
+    )
+    module = sys.modules["spark_calib.evaluate"]
+    events: list[str] = []
+    finished = module._finished
+
+    def finishing(*args: Any) -> Any:
+        events.append("finishing")
+        return finished(*args)
+
+    monkeypatch.setattr(module, "_finished", finishing)
+    handed: dict[str, Any] = {}
+
+    def on_statistics(stats: DataFrame, n_rows: Mapping[dt.date | None, int]) -> None:
+        events.append("statistics")
+        handed["rows"] = sorted(map(tuple, stats.collect()), key=repr)
+        handed["n_rows"] = dict(n_rows)
+
+    frame = spark.read.parquet(str(log))
+    evaluated = evaluate_days(frame, config, "event_date", on_statistics)
+    try:
+        assert events == ["statistics", "finishing"]
+        assert handed["n_rows"] == {RUN_DATE: 20, NEXT_DATE: 20}
+        assert handed["n_rows"] == dict(evaluated.n_rows)
+        rows = sorted(map(tuple, evaluated.result.stats.collect()), key=repr)
+        assert handed["rows"] == rows
+        assert {row[0] for row in rows} == {RUN_DATE, NEXT_DATE}
+    finally:
+        evaluated.unpersist()
 
 
 def test_a_range_without_rows_stops_with_missing_input(spark: SparkSession, tmp_path: Path) -> None:
