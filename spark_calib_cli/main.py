@@ -179,6 +179,11 @@ def _demo_data_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     demo_data.add_argument(
         "--end-date", default=demo.DEFAULT_END_DATE.isoformat(), help="last event_date"
     )
+    demo_data.add_argument(
+        "--if-missing",
+        action="store_true",
+        help="keep each log whose local directory already has Spark's _SUCCESS marker",
+    )
     _session_arguments(demo_data)
     demo_data.set_defaults(command=demo_data_command)
 

@@ -178,6 +178,7 @@ def test_the_demo_batch_parses_and_its_configs_load(monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(REPO)
     lines = read_batch(REPO / "conf" / "demo_batch.txt")
     assert [line.argv[0] for line in lines] == [
+        "demo-data",
         "evaluate",
         "rollup",
         "evaluate",
