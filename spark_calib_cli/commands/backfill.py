@@ -123,8 +123,9 @@ def run_backfill(
     statistics = _StatisticsWrite(spark, config, dates, run_id, digest, report)
     try:
         evaluated = evaluate_days(frame, config, source.window.column, statistics.start)
-    except BaseException:
-        # The error is the run's, not the write's: let the write end, then raise it.
+    except Exception:
+        # The error is the run's, not the write's: let the write end, then raise it. (An
+        # interrupt does not wait here; the interpreter's exit still lets the write end.)
         statistics.wait(quietly=True)
         raise
     try:
