@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from spark_calib import evaluate_days
 from spark_calib.config import Config, load_config
 from spark_calib.config.slice_search import SliceSearchConfig
 from spark_calib.errors import InvalidRowsError
+from spark_calib_cli.commands import backfill as backfill_module
 from spark_calib_cli.commands.backfill import BackfillOutcome, one_scan_backfill, run_backfill
 from spark_calib_cli.commands.backfill_monitoring import batch_monitoring
 from spark_calib_cli.commands.evaluate import EvaluateOutcome, run_evaluate
@@ -253,6 +256,45 @@ def test_the_statistics_are_handed_over_before_the_outputs_are_finished(
         assert {row[0] for row in rows} == {RUN_DATE, NEXT_DATE}
     finally:
         evaluated.unpersist()
+
+
+@pytest.mark.parametrize("interrupt", [False, True], ids=["error", "interrupt"])
+def test_a_failed_finishing_waits_for_the_statistics_write_unless_interrupted(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interrupt: bool
+) -> None:
+    # An error in the finishing lets the statistics' write (already started) end before it
+    # is raised; an interrupt is raised at once, the write still running.
+    log = small_log(spark, tmp_path)
+    config = job_config(
+        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+        {"path": str(tmp_path / "out")},
+        max_invalid_fraction=0.5,
+    )
+    release, written = threading.Event(), threading.Event()
+
+    def blocked_write(*args: Any, **kwargs: Any) -> str:
+        release.wait(timeout=60)
+        # Long enough that a run not waiting for the write would raise before it ends.
+        time.sleep(0.5)
+        written.set()
+        return "statistics"
+
+    def failing_finish(*args: Any) -> Any:
+        if interrupt:
+            raise KeyboardInterrupt
+        release.set()
+        raise RuntimeError("finishing failed")
+
+    monkeypatch.setattr(backfill_module, "write_partitions", blocked_write)
+    monkeypatch.setattr(sys.modules["spark_calib.evaluate"], "_finished", failing_finish)
+    expected: type[BaseException] = KeyboardInterrupt if interrupt else RuntimeError
+    try:
+        with pytest.raises(expected):
+            run_backfill(spark, config, [RUN_DATE, NEXT_DATE])
+        assert written.is_set() is not interrupt
+    finally:
+        release.set()
+        written.wait(timeout=60)
 
 
 def test_a_range_without_rows_stops_with_missing_input(spark: SparkSession, tmp_path: Path) -> None:
