@@ -8,6 +8,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_calib import search_slices
+from tests.support.generated_code import generated_code
 from tests.support.planted_log import SMALL, planted_log, predicate_key
 
 pytestmark = pytest.mark.slow
@@ -27,9 +28,10 @@ def test_three_planted_segments_rank_in_the_top_5_and_the_calibrated_version_has
     # The suite's layout: 1M rows and 6 columns keep this test to minutes; the 2M rows
     # and 12 columns (layout FULL) are bench/slice_search.py's run (docs/slice_search.md).
     path = str(tmp_path_factory.mktemp("planted") / "log")
-    planted_log(spark, 1_000_000, seed=1, layout=SMALL).write.parquet(path)
-    result = search_slices(spark.read.parquet(path), _config(SMALL.columns))
-    rows = result.slices.orderBy("rank").collect()
+    with generated_code(spark):
+        planted_log(spark, 1_000_000, seed=1, layout=SMALL).write.parquet(path)
+        result = search_slices(spark.read.parquet(path), _config(SMALL.columns))
+        rows = result.slices.orderBy("rank").collect()
     bad = [(r.slice_name, r.slice_value) for r in rows if r.model_version == "planted"]
     for predicates, _ in SMALL.planted:
         key = predicate_key(predicates, SMALL)
@@ -49,8 +51,9 @@ def test_calibrated_replicates_report_nothing_significant_in_95_percent(
     log = planted_log(spark, replicates * rows_per, seed=2, planted=False, layout=SMALL).withColumn(
         "version", (F.monotonically_increasing_id() % replicates).cast("string")
     )
-    result = search_slices(log, _config(columns, min_rows=500))
-    summary = result.summary.collect()
+    with generated_code(spark):
+        result = search_slices(log, _config(columns, min_rows=500))
+        summary = result.summary.collect()
     assert len(summary) == replicates
     with_findings = sum(1 for row in summary if row.significant_slices > 0)
     assert with_findings <= 2, with_findings  # at least 38 of 40 report nothing

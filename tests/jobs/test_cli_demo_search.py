@@ -13,6 +13,7 @@ from spark_calib.config import load_config
 from spark_calib_cli.commands.search import SearchOutcome, search_lines
 from spark_calib_cli.demo import logs as demo
 from spark_calib_cli.report.slice_search_figure import slice_search_figures
+from tests.support.generated_code import generated_code
 
 CONFIG = Path(__file__).resolve().parents[2] / "conf" / "demo_search.yaml"
 # The named slices' ECE: a few thousandths on a calibrated slice of 30,000 to 200,000 rows,
@@ -42,16 +43,19 @@ def test_named_slices_miss_the_hidden_segment_and_the_search_finds_it(
     (overall, country, device, tier) is within a calibrated ECE, the search ranks the hidden
     conjunction first for v1 with its over-prediction, and finds nothing significant for v2."""
     config = load_config(CONFIG)
-    result = evaluate(demo.segments_log(spark), config)
-    named = {
-        (row.model_version, row.slice_name, row.slice_value): row.value
-        for row in result.metrics.where(F.col("metric") == "ece").collect()
-    }
-    search = result.slice_search
-    assert search is not None
-    slices = search.slices.orderBy("model_version", "rank").collect()
-    console = search_lines(SearchOutcome({}, search.slices, search.summary, search))
-    figures = dict(slice_search_figures(search.slices.toPandas(), search.reliability.toPandas()))
+    with generated_code(spark):
+        result = evaluate(demo.segments_log(spark), config)
+        named = {
+            (row.model_version, row.slice_name, row.slice_value): row.value
+            for row in result.metrics.where(F.col("metric") == "ece").collect()
+        }
+        search = result.slice_search
+        assert search is not None
+        slices = search.slices.orderBy("model_version", "rank").collect()
+        console = search_lines(SearchOutcome({}, search.slices, search.summary, search))
+        figures = dict(
+            slice_search_figures(search.slices.toPandas(), search.reliability.toPandas())
+        )
     result.unpersist()
 
     assert {name for _, name, _ in named} == {"overall", "country", "device", "tier"}
