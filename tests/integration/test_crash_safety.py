@@ -86,6 +86,23 @@ def first_runs(log_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Firs
     return FirstRuns(out, {date: run_job(config, date, root) for date in DATES})
 
 
+@dataclass(frozen=True)
+class FirstBackfill:
+    """Path output after one complete backfill of ``DATES``, and its run_id."""
+
+    out: Path
+    run_id: str
+
+
+@pytest.fixture(scope="module")
+def first_backfill(log_path: Path, tmp_path_factory: pytest.TempPathFactory) -> FirstBackfill:
+    """The state each backfill crash test starts from, run once (as ``first_runs``)."""
+    root = tmp_path_factory.mktemp("first_backfill")
+    out = root / "out"
+    config = write_config(root, log_path, out, BACKFILL_CONFIG)
+    return FirstBackfill(out, run_job(config, END_DATE, root, first=DATES[0]))
+
+
 def write_config(directory: Path, log: Path, output: Path, text: str = CONFIG) -> Path:
     config = directory / f"{output.name}.yaml"
     config.write_text(text.format(input=log, output=output))
@@ -237,16 +254,18 @@ def test_two_jobs_for_different_dates_write_one_output_at_once(
 
 @pytest.mark.parametrize("victim", [STATS_TABLE, METRICS_TABLE])
 def test_a_backfill_killed_while_writing_leaves_each_date_whole_and_a_rerun_repairs(
-    spark: SparkSession, log_path: Path, tmp_path: Path, victim: str
+    spark: SparkSession,
+    log_path: Path,
+    first_backfill: FirstBackfill,
+    tmp_path: Path,
+    victim: str,
 ) -> None:
     # A backfill writes each table once for all its dates: a kill inside that write must leave
     # every date's partition as the first backfill wrote it, or (a table already swapped in)
     # as the rerun did, never a mix or a gap.
-    first_out = tmp_path / "first"
-    first_config = write_config(tmp_path, log_path, first_out, BACKFILL_CONFIG)
-    first_id = run_job(first_config, END_DATE, tmp_path, first=DATES[0])
+    first_id = first_backfill.run_id
     out = tmp_path / "out"
-    shutil.copytree(first_out, out)
+    shutil.copytree(first_backfill.out, out)
     config = write_config(tmp_path, log_path, out, BACKFILL_CONFIG)
     before = snapshot(spark, out)
     assert all(

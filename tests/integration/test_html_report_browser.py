@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -31,7 +32,7 @@ from pyspark.sql import functions as F
 
 from spark_calib_cli.exit_codes import ExitCode
 from spark_calib_cli.report.labels import slice_label
-from tests.support.cli_process import REPO, spark_calib
+from tests.support.cli_process import REPO, conf_arguments, spark_calib_alone
 
 RUN_DATE = dt.date(2024, 6, 30)
 # The last two days of the demo's baseline week: two runs instead of seven keep the test short.
@@ -90,40 +91,25 @@ def check(done: subprocess.CompletedProcess[str], *codes: ExitCode) -> None:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's binary job on a smaller log: the baseline days, then the run date with
-    ``--html``. Returns the work directory (``tables/``, ``report.html``)."""
+    ``--html``, as one ``spark-calib batch`` (one JVM for the logs and both runs). Returns the
+    work directory (``tables/``, ``report.html``)."""
     workdir = tmp_path_factory.mktemp("html_demo")
     rows = [f"--{kind}-rows" for kind in ("multiclass", "regression", "ctr", "segments")]
     small = [argument for flag in rows for argument in (flag, str(SMALL_ROWS))]
-    check(
-        spark_calib(
-            "demo-data",
-            "--out",
-            str(workdir / "logs"),
-            "--binary-rows",
-            str(BINARY_ROWS),
-            *small,
-            cwd=workdir,
-        ),
-        ExitCode.OK,
-    )
     config = str(write_config(workdir))
     first, last = BASELINE
-    baseline = spark_calib(
-        "evaluate", "--config", config, "--from", str(first), "--run-date", str(last), cwd=workdir
-    )
-    check(baseline, ExitCode.OK, ExitCode.ALERT)
-    run = spark_calib(
-        "evaluate",
-        "--config",
-        config,
-        "--run-date",
-        str(RUN_DATE),
-        "--html",
-        str(workdir / "report.html"),
-        cwd=workdir,
-    )
-    check(run, ExitCode.ALERT)
-    assert f"HTML report: {workdir / 'report.html'}" in run.stdout
+    report = workdir / "report.html"
+    commands = [
+        ["demo-data", "--out", str(workdir / "logs"), "--binary-rows", str(BINARY_ROWS), *small],
+        ["evaluate", "--config", config, "--from", str(first), "--run-date", str(last)],
+        ["evaluate", "--config", config, "--run-date", str(RUN_DATE), "--html", str(report)],
+    ]
+    batch = workdir / "batch.txt"
+    batch.write_text("".join(shlex.join([*line, *conf_arguments()]) + "\n" for line in commands))
+    done = spark_calib_alone("batch", str(batch), cwd=workdir)
+    # Every command ran to its end, and an alert fired (the run date's, test_failing_mx_alert…).
+    check(done, ExitCode.ALERT)
+    assert f"HTML report: {report}" in done.stdout
     return workdir
 
 
