@@ -28,6 +28,7 @@ from spark_calib_cli.io.tables import (
     STATS_TABLE,
     THRESHOLDS_TABLE,
 )
+from tests.support.generated_code import generated_code
 
 REPO = Path(__file__).resolve().parents[2]
 JOB = REPO / "jobs" / "evaluate.py"
@@ -79,7 +80,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def write_input(spark: SparkSession, path: Path, rows: int) -> None:
-    demo.write_log(demo.binary_log(spark, rows, demo.DEFAULT_SEED, END_DATE), str(path))
+    with generated_code(spark):
+        demo.write_log(demo.binary_log(spark, rows, demo.DEFAULT_SEED, END_DATE), str(path))
 
 
 def write_config(
@@ -91,8 +93,10 @@ def write_config(
 
 
 def local_reference(spark: SparkSession, config: Path) -> None:
-    """The same config evaluated in this test's local[2] session."""
-    run_evaluate(spark, load_config(config), END_DATE)
+    """The same config evaluated in this test's local[2] session, with generated code (up to
+    3M rows: the suite's interpreted expressions would make it the slowest part of the test)."""
+    with generated_code(spark):
+        run_evaluate(spark, load_config(config), END_DATE)
 
 
 def submit(cluster: Cluster, config: Path, log: Path, *conf: str) -> subprocess.Popen[bytes]:
