@@ -6,7 +6,7 @@
 #   make test   set up .venv and run the whole test suite (what CI runs)
 #   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
 #               without the tests marked slow, in two pytest-xdist workers (tiers in
-#               tests/conftest.py; no subprocess, server or simulation test; about 4 minutes)
+#               tests/conftest.py; no subprocess, server or simulation test; 4 to 6 minutes)
 #   make lint   ruff (lint and format) and mypy
 #   make bench  time spark_calib against its scan floor, MLlib and pandas on BENCH_ROWS seeded rows
 #               (long: logs are generated into bench/data/ once; results go to bench/results/ and
