@@ -189,15 +189,20 @@ def small_log(spark: SparkSession, root: Path) -> Path:
     return log
 
 
+def one_day_config(log: Path, out: Path, **options: Any) -> Config:
+    """The small job's config on ``log`` with a one-day window, writing to ``out``."""
+    return job_config(
+        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
+        {"path": str(out)},
+        **options,
+    )
+
+
 def test_a_date_without_rows_is_reported_and_left_alone(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     log, out = small_log(spark, tmp_path), tmp_path / "out"
-    config = job_config(
-        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-        {"path": str(out)},
-        max_invalid_fraction=0.5,
-    )
+    config = one_day_config(log, out, max_invalid_fraction=0.5)
     empty_day = RUN_DATE - dt.timedelta(days=1)
     outcome = run_backfill(spark, config, [empty_day, RUN_DATE, NEXT_DATE])
 
@@ -224,11 +229,7 @@ def test_the_statistics_are_handed_over_before_the_outputs_are_finished(
     # The backfill writes the statistics while the driver finishes: evaluate_days must give
     # them, whole and with each day's rows, before the first output is finished.
     log = small_log(spark, tmp_path)
-    config = job_config(
-        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-        {"path": str(tmp_path / "out")},
-        max_invalid_fraction=0.5,
-    )
+    config = one_day_config(log, tmp_path / "out", max_invalid_fraction=0.5)
     module = sys.modules["spark_calib.evaluate"]
     events: list[str] = []
     finished = module._finished
@@ -265,11 +266,7 @@ def test_a_failed_finishing_waits_for_the_statistics_write_unless_interrupted(
     # An error in the finishing lets the statistics' write (already started) end before it
     # is raised; an interrupt is raised at once, the write still running.
     log = small_log(spark, tmp_path)
-    config = job_config(
-        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-        {"path": str(tmp_path / "out")},
-        max_invalid_fraction=0.5,
-    )
+    config = one_day_config(log, tmp_path / "out", max_invalid_fraction=0.5)
     release, written = threading.Event(), threading.Event()
 
     def blocked_write(*args: Any, **kwargs: Any) -> str:
@@ -299,10 +296,7 @@ def test_a_failed_finishing_waits_for_the_statistics_write_unless_interrupted(
 
 def test_a_range_without_rows_stops_with_missing_input(spark: SparkSession, tmp_path: Path) -> None:
     log = small_log(spark, tmp_path)
-    config = job_config(
-        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-        {"path": str(tmp_path / "out")},
-    )
+    config = one_day_config(log, tmp_path / "out")
     before = RUN_DATE - dt.timedelta(days=3)
     with pytest.raises(MissingInputError, match="has no rows for any run date"):
         run_backfill(spark, config, [before, before + dt.timedelta(days=1)])
@@ -313,11 +307,7 @@ def test_a_date_above_the_invalid_fraction_stops_before_writing(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     log = small_log(spark, tmp_path)
-    config = job_config(
-        {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-        {"path": str(tmp_path / "out")},
-        max_invalid_fraction=0.25,
-    )
+    config = one_day_config(log, tmp_path / "out", max_invalid_fraction=0.25)
     # NEXT_DATE has 6 invalid rows of 20 (0.3); RUN_DATE none; the range as a whole 0.15.
     with pytest.raises(InvalidRowsError, match=f"^run_date {NEXT_DATE}: 6 of 20 input rows"):
         run_backfill(spark, config, [RUN_DATE, NEXT_DATE])
@@ -333,9 +323,9 @@ def test_a_baseline_version_is_monitored_date_by_date_as_the_daily_runs(
     outputs = {}
     for way in ("daily", "backfill"):
         outputs[way] = tmp_path / way
-        config = job_config(
-            {"path": str(log), "window": {"column": "event_date", "lookback_days": 1}},
-            {"path": str(outputs[way])},
+        config = one_day_config(
+            log,
+            outputs[way],
             max_invalid_fraction=0.5,
             drift={"baseline_model_version": "a", "min_n": 0, "min_delta": 0.0, "z": 1e-9},
             # Version a loses its 6 lowest scores on NEXT_DATE, so its metrics move against
