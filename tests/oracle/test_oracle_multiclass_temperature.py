@@ -21,6 +21,7 @@ from spark_calib.recalibration.table import RECALIBRATION_COLUMNS, RECALIBRATION
 from spark_calib.rows.temperature_terms import UNROLL_MAX_CLASSES
 from tests.support import multiclass_temperature_reference as ref
 from tests.support.evaluations import Evaluations
+from tests.support.generated_code import generated_code
 
 CIFAR = Path(__file__).resolve().parents[1] / "data" / "cifar10_lt_resnet110.parquet"
 MIN_FIT_ROWS = 200
@@ -217,12 +218,10 @@ def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> N
     }
 
     def compute(spark: SparkSession) -> tuple[pd.DataFrame, tuple[str | None, ...], np.ndarray]:
-        # Whole-stage codegen on, as by default (the test session runs with it off); the
-        # scoring pass lowers the huge-method limit for its query only and restores it.
-        session_value = spark.conf.get(WHOLE_STAGE)
-        spark.conf.set(WHOLE_STAGE, "true")
+        # Generated code on, as by default (the test session interprets); the scoring pass
+        # lowers the huge-method limit for its query only and restores it.
         limit = spark.conf.get(HUGE_METHOD_LIMIT)
-        try:
+        with generated_code(spark):
             frame = spark.createDataFrame(pdf)
             result = evaluate(frame, config)
             assert result.recalibration is not None
@@ -230,8 +229,6 @@ def test_log_probabilities_are_scaled_like_logits(evaluations: Evaluations) -> N
             calibrated = np.stack(scored["calibrated_probs"].to_numpy())
             after = (spark.conf.get(WHOLE_STAGE), limit, spark.conf.get(HUGE_METHOD_LIMIT))
             return result.recalibration.toPandas(), after, calibrated
-        finally:
-            spark.conf.set(WHOLE_STAGE, session_value or "false")
 
     table, confs, calibrated = evaluations.get(("multiclass temperature", "probs"), compute)
     whole_stage, limit_before, limit_after = confs
