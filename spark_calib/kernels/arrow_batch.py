@@ -1,8 +1,9 @@
 """The boundary between the two layers: statistics rows as Arrow ↔ NumPy arrays.
 
-A key's statistics reach a kernel as ``KeyRows``: its columns converted from Arrow once (a
-group of ``applyInArrow``, or a zero-copy slice of one conversion of a ``toArrow()`` on the
-driver), since the kernels of a key read the same columns many times. ``floats``/``ints``/
+A key's statistics reach a kernel as ``KeyRows``: each column converted from Arrow once, when a
+kernel first reads it (for a group of ``applyInArrow``, or for the whole of a ``toArrow()`` on
+the driver, each key a slice of it), since the kernels of a key read the same columns many
+times and most of the 40-odd columns not at all. ``floats``/``ints``/
 ``labels``/``is_null`` read a column as arrays (a null sum is NaN, as a sum the config does not
 use), ``select`` keeps the rows of a mask. Each also takes an Arrow table (the kernel tests
 build them), converted on the spot, so tests and runs read through the same code.
@@ -20,28 +21,102 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
-class KeyRows:
-    """Statistics rows as NumPy columns: a numeric column as float64 with null → NaN (the
-    statistics' integers are counts and small indices, exact in a double), any other as an
-    object array of Python values; with each column's validity. A slice or a filter keeps
-    the converted columns of the whole table and its rows' positions in them: a column is cut
-    to those rows when a kernel first reads it (kernels read a few of the 40-odd columns)."""
+class Columns:
+    """The columns of a statistics table as NumPy, each converted when first read: a numeric
+    column as float64 with null → NaN (the statistics' integers are counts and small indices,
+    exact in a double), any other as an object array of Python values; with each column's
+    validity and, for a string column, its ranks. ``order`` (row positions) reorders every
+    column as it is converted. The kernels read a few of the 40-odd columns, and the key
+    columns' strings cost the most to convert, so none is converted before it is read."""
 
-    __slots__ = ("_cut", "_ranks", "_rows", "_source", "_valid", "memo", "num_rows")
+    __slots__ = ("_order", "_ranks", "_table", "_valid", "_values", "names")
 
     def __init__(
         self,
-        columns: dict[str, np.ndarray],
-        valid: dict[str, np.ndarray],
-        num_rows: int,
-        rows: slice | np.ndarray | None = None,
-        ranks: dict[str, tuple[list[Any], np.ndarray]] | None = None,
+        table: pa.Table | None = None,
+        order: np.ndarray | None = None,
+        values: dict[str, np.ndarray] | None = None,
     ) -> None:
-        self._source = columns
-        self._valid = valid
+        self._table = table
+        self._order = order
+        self._values: dict[str, np.ndarray] = dict(values or {})
+        self._valid: dict[str, np.ndarray] = {}
         # Per string column: its distinct values sorted, and each row's index among them
         # (−1: null), so that a key's codes are an integer unique, not a sort of strings.
-        self._ranks = ranks or {}
+        self._ranks: dict[str, tuple[list[Any], np.ndarray]] = {}
+        names = table.column_names if table is not None else list(self._values)
+        self.names: dict[str, None] = dict.fromkeys(names)
+        if table is None:
+            for name, array in self._values.items():
+                self._valid[name] = _read_only(np.ones(len(array), dtype=bool))
+                _read_only(array)
+
+    def values(self, name: str) -> np.ndarray:
+        """Column ``name``'s values (read-only)."""
+        if name not in self._values:
+            self._convert(name)
+        return self._values[name]
+
+    def valid(self, name: str) -> np.ndarray:
+        """Whether each row's ``name`` is non-null (read-only)."""
+        if name not in self._valid:
+            self._convert(name)
+        return self._valid[name]
+
+    def ranks(self, name: str) -> tuple[list[Any], np.ndarray] | None:
+        """A string column's distinct values (sorted) and each row's index among them; None
+        for any other column."""
+        if self._table is None or name not in self.names:
+            return None
+        if name not in self._ranks:
+            column = self._table.column(name)
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+                return None
+            distinct, ranks = _ranks(column)
+            self._ranks[name] = (distinct, _read_only(self._ordered(ranks)))
+        return self._ranks[name]
+
+    def _convert(self, name: str) -> None:
+        assert self._table is not None
+        column = self._table.column(name)
+        kind = column.type
+        complete = column.null_count == 0
+        if complete and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            # Without nulls a number column converts as it is (a group has one chunk: no copy).
+            values = np.asarray(column.to_numpy(), dtype=float)
+        elif pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+            numbers = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+            values = np.asarray(numbers, dtype=float)
+        else:
+            values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+        if complete:
+            valid = np.ones(len(column), dtype=bool)
+        else:
+            valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        # Every kernel of the key reads these arrays: none may write to them.
+        self._values[name] = _read_only(self._ordered(values))
+        self._valid[name] = _read_only(self._ordered(valid))
+
+    def _ordered(self, array: np.ndarray) -> np.ndarray:
+        return array if self._order is None else array[self._order]
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+class KeyRows:
+    """Statistics rows as NumPy columns (``Columns``: each converted once, when first read). A
+    slice or a filter keeps the converted columns of the whole table and its rows' positions
+    in them: a column is cut to those rows when a kernel first reads it."""
+
+    __slots__ = ("_cut", "_rows", "_source", "memo", "num_rows")
+
+    def __init__(
+        self, columns: Columns, num_rows: int, rows: slice | np.ndarray | None = None
+    ) -> None:
+        self._source = columns
         # Positions of these rows in the source arrays (None: all of them).
         self._rows = rows
         self._cut: dict[tuple[str, object], np.ndarray] = {}
@@ -50,61 +125,44 @@ class KeyRows:
         self.memo: dict[Hashable, Any] = {}
 
     @classmethod
-    def of(cls, table: pa.Table) -> KeyRows:
-        """Every column of ``table``, converted once."""
-        columns: dict[str, np.ndarray] = {}
-        valid: dict[str, np.ndarray] = {}
-        ranks: dict[str, tuple[list[Any], np.ndarray]] = {}
-        for name in table.column_names:
-            column = table.column(name)
-            kind = column.type
-            if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
-                numbers = pc.cast(column, pa.float64())
-                columns[name] = np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=float)
-            else:
-                columns[name] = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
-                if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-                    ranks[name] = _ranks(column)
-            valid[name] = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-            # Every kernel of the key reads these arrays: none may write to them.
-            columns[name].flags.writeable = False
-            valid[name].flags.writeable = False
-        return cls(columns, valid, table.num_rows, ranks=ranks)
+    def of(cls, table: pa.Table, order: np.ndarray | None = None) -> KeyRows:
+        """Every column of ``table`` (its rows at positions ``order`` when given), each
+        converted once, when first read."""
+        rows = table.num_rows if order is None else len(order)
+        return cls(Columns(table, order), rows)
 
     @classmethod
     def arrays(cls, columns: dict[str, np.ndarray]) -> KeyRows:
         """Rows of numeric ``columns`` (float64; NaN reads as NaN, every value valid)."""
         converted = {name: np.array(values, dtype=float) for name, values in columns.items()}
         size = len(next(iter(converted.values()))) if converted else 0
-        valid = {name: np.ones(size, dtype=bool) for name in converted}
-        for array in (*converted.values(), *valid.values()):
-            array.flags.writeable = False
-        return cls(converted, valid, size)
+        return cls(Columns(values=converted), size)
+
+    def has(self, name: str) -> bool:
+        """Whether these rows have a column ``name``."""
+        return name in self._source.names
 
     @property
     def column_names(self) -> list[str]:
         """The column names, in order."""
-        return list(self._source)
+        return list(self._source.names)
 
     def values(self, name: str) -> np.ndarray:
         """Column ``name`` of these rows (read-only)."""
-        return self._column(name, False)
+        return self._cut_of((name, False), self._source.values(name))
 
     def validity(self, name: str) -> np.ndarray:
         """Whether each of these rows' ``name`` is non-null (read-only)."""
-        return self._column(name, True)
+        return self._cut_of((name, True), self._source.valid(name))
 
     def label_ranks(self, name: str) -> tuple[list[Any], np.ndarray] | None:
         """String column ``name``'s distinct values over the whole table (sorted) and each of
         these rows' index among them (−1: null); None for a column without them."""
-        if name not in self._ranks:
+        found = self._source.ranks(name)
+        if found is None:
             return None
-        values, ranks = self._ranks[name]
+        values, ranks = found
         return values, self._cut_of((name, "ranks"), ranks)
-
-    def _column(self, name: str, validity: bool) -> np.ndarray:
-        source = (self._valid if validity else self._source)[name]
-        return self._cut_of((name, validity), source)
 
     def _cut_of(self, key: tuple[str, object], source: np.ndarray) -> np.ndarray:
         if self._rows is None:
@@ -118,12 +176,12 @@ class KeyRows:
     def slice(self, start: int, stop: int) -> KeyRows:
         """Rows start..stop−1 (of the whole table: views of its arrays)."""
         rows = slice(start, stop) if self._rows is None else self._positions()[start:stop]
-        return KeyRows(self._source, self._valid, stop - start, rows, self._ranks)
+        return KeyRows(self._source, stop - start, rows)
 
     def filter(self, mask: np.ndarray) -> KeyRows:
         """The rows where ``mask`` is true."""
         rows = self._positions()[np.asarray(mask, dtype=bool)]
-        return KeyRows(self._source, self._valid, int(rows.size), rows, self._ranks)
+        return KeyRows(self._source, int(rows.size), rows)
 
     def _positions(self) -> np.ndarray:
         """These rows' positions in the source arrays."""
@@ -163,7 +221,7 @@ def select(table: Rows, mask: np.ndarray) -> KeyRows:
 def is_null(table: Rows, name: str) -> np.ndarray:
     """Whether each row's ``name`` is null (every row when the column is absent)."""
     rows = key_rows(table)
-    if name not in rows.column_names:
+    if not rows.has(name):
         return np.ones(rows.num_rows, dtype=bool)
     return ~rows.validity(name)
 
@@ -172,7 +230,7 @@ def floats(table: Rows, name: str) -> np.ndarray:
     """Column ``name`` as float64, null → NaN, a read-only view; all NaN when the table has no
     such column."""
     rows = key_rows(table)
-    if name not in rows.column_names:
+    if not rows.has(name):
         return np.full(rows.num_rows, np.nan)
     return rows.values(name)
 
@@ -180,7 +238,7 @@ def floats(table: Rows, name: str) -> np.ndarray:
 def ints(table: Rows, name: str, null: int) -> np.ndarray:
     """Column ``name`` as int64 with null → ``null`` (also when the column is absent)."""
     rows = key_rows(table)
-    if name not in rows.column_names:
+    if not rows.has(name):
         return np.full(rows.num_rows, null, dtype=np.int64)
     return np.where(rows.validity(name), rows.values(name), null).astype(np.int64)
 
@@ -188,7 +246,7 @@ def ints(table: Rows, name: str, null: int) -> np.ndarray:
 def labels(table: Rows, name: str) -> np.ndarray:
     """Column ``name`` as an object array of Python values (strings or None), read-only."""
     rows = key_rows(table)
-    if name not in rows.column_names:
+    if not rows.has(name):
         return np.full(rows.num_rows, None, dtype=object)
     return rows.values(name)
 
@@ -249,9 +307,9 @@ def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any
     _, first, inverse = np.unique(key_codes(table, keys), return_index=True, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     bounds = np.cumsum(np.bincount(inverse))
-    # One reordering and one conversion of the whole table, then views per key: a take or a
+    # One reordering and one conversion of each column read, then views per key: a take or a
     # conversion per key costs a copy of every column per key.
-    ordered = KeyRows.of(table.take(pa.array(order)).combine_chunks())
+    ordered = KeyRows.of(table, order)
     start = 0
     for group, stop in enumerate(bounds):
         row = int(first[group])

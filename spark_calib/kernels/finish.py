@@ -94,6 +94,13 @@ def finish_group(
     """The function ``applyInArrow`` runs on each slice key's rows (the grouped path): the
     key's outputs as one tagged Arrow table of ``union_schema(outputs)``."""
     schema = union_schema(outputs)
+    # The union's columns after the tag, and per output each one's position in that
+    # output's schema (−1: none, all null).
+    fields = [field for field in schema if field.name != OUTPUT]
+    positions = {
+        name: [OUTPUT_SCHEMAS[name].get_field_index(field.name) for field in fields]
+        for name in outputs
+    }
 
     def finish(table: pa.Table) -> pa.Table:
         if table.num_rows == 0:
@@ -101,14 +108,18 @@ def finish_group(
         key = tuple(table.column(name)[0].as_py() for name in SLICE_KEY_COLUMNS)
         parts = []
         for name, rows in key_outputs(key, key_rows(table), plan, kernels, outputs).items():
+            if not rows:
+                continue
             part = to_table(rows, OUTPUT_SCHEMAS[name])
-            columns = {OUTPUT: pa.array([name] * part.num_rows, pa.string())}
-            for field in schema:
-                if field.name in part.column_names:
-                    columns[field.name] = part.column(field.name)
-                elif field.name != OUTPUT:
-                    columns[field.name] = pa.nulls(part.num_rows, field.type)
-            parts.append(pa.table(columns, schema=schema))
+            size = part.num_rows
+            columns = [pa.array([name] * size, pa.string())]
+            for field, position in zip(fields, positions[name], strict=True):
+                if position < 0:
+                    columns.append(pa.nulls(size, field.type))
+                    continue
+                column = part.column(position)
+                columns.append(column if column.type == field.type else column.cast(field.type))
+            parts.append(pa.Table.from_arrays(columns, schema=schema))
         return pa.concat_tables(parts) if parts else schema.empty_table()
 
     return finish

@@ -44,9 +44,10 @@ SMOOTH_ECE = "smooth_ece"
 _DENSITY_EPS = 1e-4
 _MESH_POINTS = 200
 _BISECTION_STEPS = 10
-# A power of two ≥ the full convolution's length (3·NODES − 2 + NODES − 1), so the FFT's
-# circular convolution equals the linear one.
-_FFT_SIZE = 4096
+# The FFT's circular convolution folds the linear one's outputs k ≥ L onto k − L. Its length is
+# 3·NODES − 2 + NODES − 1 = 4,001 and the outputs read are NODES − 1 + NODES // 2 onwards, so
+# any L ≥ 4,001 − 1,500 = 2,501 leaves them exact; 2,560 = 2⁹·5 transforms fast.
+_FFT_SIZE = 2560
 # Per σ and per mesh size, shared by every key (plain dicts, not functools.lru_cache: the
 # kernels are pickled by value to workers without spark_calib, and an lru_cache wrapper only
 # pickles by reference).

@@ -112,6 +112,40 @@ def test_the_converted_columns_are_read_only() -> None:
             floats(rows, "x")[0] = 1.0
 
 
+# Two chunks, as a toArrow() of several partitions arrives; "c" and "f" have no null (the
+# conversion's path without a validity mask).
+CHUNKED = pa.concat_tables(
+    [
+        TABLE.slice(0, 3).append_column("c", pa.array([1, 2, 3], pa.int32())),
+        TABLE.slice(3, 3).append_column("c", pa.array([4, 5, 6], pa.int32())),
+    ]
+).append_column("f", pa.array([0.25, -1.0, 2.0, 8.0, 0.5, 3.0]))
+
+
+@pytest.mark.parametrize("order", [[5, 0, 3, 1, 4, 2], [2, 2, 0], []])
+def test_rows_in_a_given_order_read_as_the_arrow_take(order: list[int]) -> None:
+    rows = KeyRows.of(CHUNKED, np.array(order, dtype=np.int64))
+    expected = CHUNKED.take(pa.array(order, pa.int64()))
+    assert rows.num_rows == len(order)
+    assert _reads(rows) == _reads(expected)
+    assert ints(rows, "c", -1).tolist() == expected.column("c").to_pylist()
+    assert floats(rows, "f").tolist() == expected.column("f").to_pylist()
+    assert is_null(rows, "f").tolist() == [False] * len(order)
+    assert label_codes(rows, "k")[0] == label_codes(expected, "k")[0]
+    assert label_codes(rows, "k")[1].tolist() == label_codes(expected, "k")[1].tolist()
+    if order:
+        assert _reads(rows.slice(1, len(order))) == _reads(expected.slice(1))
+
+
+def test_columns_without_nulls_are_read_only_too() -> None:
+    for rows in (KeyRows.of(CHUNKED), KeyRows.of(CHUNKED, np.array([1, 0])).slice(0, 1)):
+        for name in ("c", "f"):
+            with pytest.raises(ValueError, match="read-only"):
+                floats(rows, name)[0] = 1.0
+            with pytest.raises(ValueError, match="read-only"):
+                rows.validity(name)[0] = False
+
+
 def test_split_keys_gives_each_key_its_rows_in_order() -> None:
     table = pa.table(
         {
