@@ -1,11 +1,12 @@
-"""Run the kernels over statistics: one key (a group of ``applyInArrow``) or a table of many
-keys (one ``toArrow()`` on the driver), with the same functions either way.
+"""Run the kernels over statistics: a hash bucket of keys (a group of ``applyInArrow``) or a
+table of every key (one ``toArrow()`` on the driver), key after key either way, with the same
+functions.
 
 Per slice key (model_version, slice_name, slice_value): n_eff = (Σw)²/Σw² of its top-label
 (class null) rows, then every metric kernel of ``kernels`` in turn, their estimates as rows of
 the metrics table (``spark_calib.kernels.estimates.table_rows``), and the rows of the other
 requested output tables (``spark_calib.kernels.registry.TABLES``). On the workers the outputs
-of a key travel as one Arrow table, a tagged union (``OUTPUT`` names the output of a row;
+of a group travel as one Arrow table, a tagged union (``OUTPUT`` names the output of a row;
 ``union_schema``), which the caller splits once.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from spark_calib.kernels.arrow_batch import Rows, floats, is_null, key_rows, split_keys, to_table
+from spark_calib.kernels.arrow_batch import Rows, floats, is_null, split_keys, to_table
 from spark_calib.kernels.estimates import table_rows
 from spark_calib.kernels.output_columns import METRICS_ARROW_SCHEMA
 from spark_calib.kernels.plan import FinishPlan
@@ -71,11 +72,19 @@ def finish_table(
     outputs: Sequence[str] = (METRICS,),
 ) -> dict[str, pa.Table]:
     """Every requested output of every slice key of ``table`` (the driver path)."""
+    rows = keys_outputs(table, plan, kernels, outputs)
+    return {name: to_table(found, OUTPUT_SCHEMAS[name]) for name, found in rows.items()}
+
+
+def keys_outputs(
+    table: pa.Table, plan: FinishPlan, kernels: Sequence[str], outputs: Sequence[str]
+) -> dict[str, list[tuple[Any, ...]]]:
+    """Each requested output's rows of every slice key of ``table``, key after key."""
     rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in outputs}
     for key, part in split_keys(table, SLICE_KEY_COLUMNS):
         for name, found in key_outputs(key, part, plan, kernels, outputs).items():
             rows[name].extend(found)
-    return {name: to_table(found, OUTPUT_SCHEMAS[name]) for name, found in rows.items()}
+    return rows
 
 
 def union_schema(outputs: Sequence[str]) -> pa.Schema:
@@ -91,8 +100,10 @@ def union_schema(outputs: Sequence[str]) -> pa.Schema:
 def finish_group(
     plan: FinishPlan, kernels: Sequence[str], outputs: Sequence[str]
 ) -> Callable[[pa.Table], pa.Table]:
-    """The function ``applyInArrow`` runs on each slice key's rows (the grouped path): the
-    key's outputs as one tagged Arrow table of ``union_schema(outputs)``."""
+    """The function ``applyInArrow`` runs on each group of the grouped path: every row of one
+    or more slice keys (a group is a hash bucket of keys, not one key: Spark's cost per group
+    is above the kernels' per key). Each key is finished alone, as on the driver, and the
+    outputs of the group travel as one tagged Arrow table of ``union_schema(outputs)``."""
     schema = union_schema(outputs)
     # The union's columns after the tag, and per output each one's position in that
     # output's schema (−1: none, all null).
@@ -103,14 +114,11 @@ def finish_group(
     }
 
     def finish(table: pa.Table) -> pa.Table:
-        if table.num_rows == 0:
-            return schema.empty_table()
-        key = tuple(table.column(name)[0].as_py() for name in SLICE_KEY_COLUMNS)
         parts = []
-        for name, rows in key_outputs(key, key_rows(table), plan, kernels, outputs).items():
-            if not rows:
+        for name, found in keys_outputs(table, plan, kernels, outputs).items():
+            if not found:
                 continue
-            part = to_table(rows, OUTPUT_SCHEMAS[name])
+            part = to_table(found, OUTPUT_SCHEMAS[name])
             size = part.num_rows
             columns = [pa.array([name] * size, pa.string())]
             for field, position in zip(fields, positions[name], strict=True):

@@ -71,6 +71,7 @@ __all__ = [
     "RELIABILITY",
     "Finished",
     "finish",
+    "finish_groups",
     "finish_plan",
     "finished_metrics",
     "finished_specs",
@@ -100,6 +101,13 @@ DRIVER_MAX_ROWS = 200_000
 # 125,000 statistics rows (a demo day) into a catalog table took 8.5 s against 2.1 s from the
 # cache (docs/benchmarks.md).
 LOCAL_FRAME_MAX_ROWS = 20_000
+# The grouped pass groups the statistics by a hash of the slice key into this many groups per
+# shuffle partition, each group every row of its keys: Spark's cost per group (its Arrow
+# stream to the worker and back) is above the kernels' per key (docs/benchmarks.md).
+GROUPS_PER_SHUFFLE_PARTITION = 4
+GROUP = "_finish_group"
+SHUFFLE_PARTITIONS_CONF = "spark.sql.shuffle.partitions"
+DEFAULT_SHUFFLE_PARTITIONS = 200
 _KERNEL_MODULES = (
     spark_calib.kernels,
     spark_calib.stats.schema,
@@ -199,6 +207,13 @@ def driver_max_rows(spark: SparkSession) -> int:
     return rows
 
 
+def finish_groups(spark: SparkSession) -> int:
+    """The grouped pass's number of groups: ``GROUPS_PER_SHUFFLE_PARTITION`` × the session's
+    ``spark.sql.shuffle.partitions``."""
+    partitions = spark.conf.get(SHUFFLE_PARTITIONS_CONF, None)
+    return GROUPS_PER_SHUFFLE_PARTITION * max(int(partitions or DEFAULT_SHUFFLE_PARTITIONS), 1)
+
+
 def statistics_head(stats_df: DataFrame, max_rows: int | None = None) -> pa.Table | None:
     """Every row of ``stats_df`` as Arrow when it has at most ``max_rows`` (None: the
     session's ``driver_max_rows``), else None: one Spark action that reads at most
@@ -242,8 +257,11 @@ def finish(
     )
     ship_kernels()
     schema = union_schema(outputs)
-    grouped = feed.groupBy(*stats.SLICE_KEY_COLUMNS).applyInArrow(
-        finish_group(plan, kernels, outputs), spark_ddl(schema)
+    group = F.pmod(F.xxhash64(*stats.SLICE_KEY_COLUMNS), F.lit(finish_groups(spark)))
+    grouped = (
+        feed.withColumn(GROUP, group)
+        .groupBy(GROUP)
+        .applyInArrow(finish_group(plan, kernels, outputs), spark_ddl(schema))
     )
     if len(outputs) > 1:
         grouped = grouped.persist(StorageLevel.MEMORY_AND_DISK)

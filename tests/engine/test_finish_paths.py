@@ -16,6 +16,7 @@ from spark_calib.metrics.finish import (
     DRIVER_MAX_ROWS,
     DRIVER_MAX_ROWS_CONF,
     driver_max_rows,
+    finish_groups,
     finished_metrics,
     statistics_head,
 )
@@ -97,3 +98,12 @@ def test_the_session_setting_moves_the_driver_bound(spark: SparkSession) -> None
                 driver_max_rows(spark)
     finally:
         spark.conf.unset(DRIVER_MAX_ROWS_CONF)
+
+
+def test_the_grouped_pass_has_four_groups_per_shuffle_partition(spark: SparkSession) -> None:
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        spark.conf.set("spark.sql.shuffle.partitions", "3")
+        assert finish_groups(spark) == 12
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)

@@ -22,7 +22,7 @@ from spark_calib.kernels.arrow_batch import (
     split_keys,
     to_table,
 )
-from spark_calib.kernels.finish import finish_table, key_outputs
+from spark_calib.kernels.finish import finish_group, finish_table, key_outputs, union_schema
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.registry import CALIBRATION, CELL_CALIBRATION, SMOOTH
 from spark_calib.stats.schema import SLICE_KEY_COLUMNS
@@ -215,3 +215,40 @@ def test_many_keys_finish_as_each_key_from_its_own_arrow_table(method: str, buck
                     assert x is None
                 else:
                     assert x == y, (output, name)
+
+
+def test_a_group_of_keys_gives_the_driver_rows_of_each_output_tagged() -> None:
+    # A group of the grouped pass: every row of several keys, the keys interleaved (each key's
+    # rows in their order, so that its sums add up in the same order), with the group column.
+    table = _many_keys()
+    values = table.column("slice_value").to_pylist()
+    seen: dict[object, int] = {}
+    rank = []
+    for value in values:
+        rank.append(seen.get(value, 0))
+        seen[value] = rank[-1] + 1
+    order = sorted(range(table.num_rows), key=lambda i: (rank[i], repr(values[i])))
+    assert order[:3] != sorted(order[:3]) or values[order[0]] != values[order[1]]
+    group = table.take(pa.array(order)).append_column(
+        "_finish_group", pa.array(np.zeros(table.num_rows, dtype=np.int64))
+    )
+    plan = FinishPlan(
+        metrics=((CALIBRATION, ("ece", "brier", "count")), (SMOOTH, ("smooth_ece",))),
+        n_bins=15,
+        equal_mass=False,
+        method="analytic",
+        critical_value=1.959963984540054,
+        buckets=0,
+    )
+    kernels, outputs = (CALIBRATION, SMOOTH), ("metrics", "reliability")
+    tagged = finish_group(plan, kernels, outputs)(group)
+    driver = finish_table(table, plan, kernels, outputs)
+    assert tagged.schema == union_schema(outputs)
+    for output in outputs:
+        mine = tagged.filter(pa.compute.equal(tagged.column("_output"), output))
+        rows = mine.select(driver[output].column_names).to_pylist()
+        assert sorted(map(repr, rows)) == sorted(map(repr, driver[output].to_pylist()))
+        assert {row["slice_value"] for row in rows} == {"", "MX", "US"}
+    # Each of the three keys' ece, brier, count and smooth ECE.
+    assert tagged.column("_output").to_pylist().count("metrics") == 3 * 4
+    assert finish_group(plan, kernels, outputs)(group.slice(0, 0)).num_rows == 0
