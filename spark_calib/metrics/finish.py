@@ -5,9 +5,10 @@ computed from the valid statistics rows of each slice key. When the statistics a
 most ``DRIVER_MAX_ROWS`` rows, or the session's ``spark.calib.driverMaxRows``), one
 ``toArrow()`` brings them to the driver
 (``statistics_head``), which runs the kernels key by key and returns the outputs as local
-frames: no Python worker, no further Spark job. Otherwise one
-``groupBy(slice key).applyInArrow`` runs the same functions on the workers (one shuffle of the
-statistics, one Python pass), whose tagged output is cached and split once into the outputs.
+frames: no Python worker, no further Spark job. Otherwise one ``applyInArrow`` pass runs the
+same functions on the workers (one shuffle of the statistics, one Python pass), grouped by a
+hash bucket of the slice key (``finish_groups``: a group holds every row of its keys, and
+finishes them key after key), whose tagged output is cached and split once into the outputs.
 The kernels and the names-only modules they read are pickled by value, so the workers need
 numpy and pyarrow (pyspark's own dependencies) but not spark_calib.
 """
