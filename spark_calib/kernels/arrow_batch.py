@@ -82,7 +82,7 @@ class Columns:
         kind = column.type
         complete = column.null_count == 0
         if complete and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-            # Without nulls a number column converts as it is (a group has one chunk: no copy).
+            # Without nulls a number column needs no cast to fill them, and no validity mask.
             values = np.asarray(column.to_numpy(), dtype=float)
         elif pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
             numbers = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
