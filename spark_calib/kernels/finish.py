@@ -88,8 +88,8 @@ def keys_outputs(
 
 
 def union_schema(outputs: Sequence[str]) -> pa.Schema:
-    """The tag, then every column of the ``outputs`` once (the first output's type wins:
-    the outputs share their key columns, n and the interval columns)."""
+    """The tag, then every column of the ``outputs`` once (the outputs share their key
+    columns, n and the interval columns, each with one type in all of them)."""
     fields: dict[str, pa.Field] = {OUTPUT: pa.field(OUTPUT, pa.string())}
     for name in outputs:
         for field in OUTPUT_SCHEMAS[name]:
@@ -122,11 +122,9 @@ def finish_group(
             size = part.num_rows
             columns = [pa.array([name] * size, pa.string())]
             for field, position in zip(fields, positions[name], strict=True):
-                if position < 0:
-                    columns.append(pa.nulls(size, field.type))
-                    continue
-                column = part.column(position)
-                columns.append(column if column.type == field.type else column.cast(field.type))
+                columns.append(
+                    part.column(position) if position >= 0 else pa.nulls(size, field.type)
+                )
             parts.append(pa.Table.from_arrays(columns, schema=schema))
         return pa.concat_tables(parts) if parts else schema.empty_table()
 

@@ -22,7 +22,13 @@ from spark_calib.kernels.arrow_batch import (
     split_keys,
     to_table,
 )
-from spark_calib.kernels.finish import finish_group, finish_table, key_outputs, union_schema
+from spark_calib.kernels.finish import (
+    OUTPUT_SCHEMAS,
+    finish_group,
+    finish_table,
+    key_outputs,
+    union_schema,
+)
 from spark_calib.kernels.plan import FinishPlan
 from spark_calib.registry import CALIBRATION, CELL_CALIBRATION, SMOOTH
 from spark_calib.stats.schema import SLICE_KEY_COLUMNS
@@ -252,3 +258,13 @@ def test_a_group_of_keys_gives_the_driver_rows_of_each_output_tagged() -> None:
     # Each of the three keys' ece, brier, count and smooth ECE.
     assert tagged.column("_output").to_pylist().count("metrics") == 3 * 4
     assert finish_group(plan, kernels, outputs)(group.slice(0, 0)).num_rows == 0
+
+
+def test_a_column_the_outputs_share_has_one_type_in_all_of_them() -> None:
+    # The grouped pass puts each output's columns into the union's as they are, uncast.
+    types: dict[str, set[pa.DataType]] = {}
+    for schema in OUTPUT_SCHEMAS.values():
+        for field in schema:
+            types.setdefault(field.name, set()).add(field.type)
+    assert {name: kinds for name, kinds in types.items() if len(kinds) > 1} == {}
+    assert len(OUTPUT_SCHEMAS) > 1 and types["slice_value"] == {pa.string()}
