@@ -128,9 +128,12 @@ def collect_cell_rows(
 
 def head_cell_rows(head: pa.Table, source_slice_name: str) -> dict[Key, CellRows]:
     """``collect_cell_rows`` of a statistics table on the driver: the same filter, copy of the
-    source set into ``overall``, sums (a null sum counts as 0) and columns, with Arrow's
-    group-by (its sums may differ from Spark's in the last bits: another order)."""
-    valid = head.filter(
+    source set into ``overall``, sums (a null sum counts as 0) and columns, summed in NumPy:
+    one sort of the rows by (key, cell, bin, true class, fit) and one sum over each run of
+    equal rows (its sums may differ from Spark's in the last bits: another order)."""
+    read = (*stats.SLICE_KEY_COLUMNS, stats.RECALIBRATION_FIT, stats.CELL, stats.BIN)
+    # Only the columns read are filtered: a filter copies every column it keeps.
+    valid = head.select([*read, stats.TRUE_CLASS, *dict.fromkeys(_SUMS.values())]).filter(
         pc.and_(
             pc.and_(pc.is_null(head.column(stats.REASON)), pc.is_null(head.column(stats.CLASS))),
             pc.is_valid(head.column(stats.CELL)),
@@ -149,28 +152,55 @@ def head_cell_rows(head: pa.Table, source_slice_name: str) -> dict[Key, CellRows
             pa.array([OVERALL_SLICE_VALUE] * overall.num_rows, pa.string()),
         )
         valid = pa.concat_tables([valid, overall])
-    keys = (*stats.SLICE_KEY_COLUMNS, stats.RECALIBRATION_FIT, stats.CELL, stats.BIN)
-    sums = {name: pc.cast(valid.column(column), pa.float64()) for name, column in _SUMS.items()}
-    grouping = {name: valid.column(name) for name in (*keys, stats.TRUE_CLASS)}
-    summed = (
-        pa.table({**grouping, **sums})
-        .group_by(list(grouping), use_threads=False)
-        .aggregate([(name, "sum") for name in _SUMS])
+    if valid.num_rows == 0:
+        return {}
+    code = key_codes(valid, stats.SLICE_KEY_COLUMNS)
+    cell, bin_, fit, true_class = (
+        _integers(valid.column(name), missing)
+        for name, missing in (
+            (stats.CELL, 0),
+            (stats.BIN, 0),
+            (stats.RECALIBRATION_FIT, -1),
+            (stats.TRUE_CLASS, -1),
+        )
     )
-    # A null comparison (an all-null weight sum) drops the row, as Spark's coalesce to 0 does.
-    kept = summed.filter(pc.greater(summed.column("w_sum"), 0.0))
-    totals = {name: pc.fill_null(kept.column(f"{name}_sum"), 0.0) for name in _SUMS}
-    table = pa.table(
-        {
-            **{name: kept.column(name) for name in stats.SLICE_KEY_COLUMNS},
-            "cell": pc.cast(kept.column(stats.CELL), pa.int64()),
-            "bin": pc.cast(kept.column(stats.BIN), pa.int64()),
-            "label": pc.cast(pc.greater(totals["o"], 0.0), pa.int64()),
-            "fit": pc.fill_null(pc.cast(kept.column(stats.RECALIBRATION_FIT), pa.int64()), -1),
-            **totals,
-        }
+    # Arrow's and Spark's group-by hash the rows; a sort by integers is cheaper, and it
+    # yields each group's rows as one run.
+    order = np.lexsort((fit, true_class, bin_, cell, code))
+    keys = [column[order] for column in (code, cell, bin_, true_class, fit)]
+    changed = np.zeros(len(order), dtype=bool)
+    changed[0] = True
+    for column in keys:
+        changed[1:] |= column[1:] != column[:-1]
+    starts = np.flatnonzero(changed)
+    sums = {
+        name: np.add.reduceat(_numbers(valid.column(column))[order], starts)
+        for name, column in _SUMS.items()
+    }
+    # An all-null weight sum (0 here) drops the row, as Spark's coalesce to 0 does.
+    kept = sums["w"] > 0.0
+    firsts = order[starts][kept]
+    return _grouped(
+        valid.select(stats.SLICE_KEY_COLUMNS).take(firsts),
+        code[firsts],
+        cell=cell[firsts],
+        bin_=bin_[firsts],
+        label=(sums["o"][kept] > 0.0).astype(np.int64),
+        fit=fit[firsts],
+        sums={name: column[kept] for name, column in sums.items()},
     )
-    return _by_key(table)
+
+
+def _integers(column: pa.ChunkedArray, missing: int) -> np.ndarray:
+    """``column`` as int64, null → ``missing``."""
+    filled = pc.fill_null(pc.cast(column, pa.int64()), missing)
+    return np.asarray(filled.to_numpy(), dtype=np.int64)
+
+
+def _numbers(column: pa.ChunkedArray) -> np.ndarray:
+    """``column`` as float64, null → 0."""
+    filled = pc.fill_null(pc.cast(column, pa.float64()), 0.0)
+    return np.asarray(filled.to_numpy(), dtype=np.float64)
 
 
 def _by_key(table: pa.Table) -> dict[Key, CellRows]:
@@ -179,19 +209,40 @@ def _by_key(table: pa.Table) -> dict[Key, CellRows]:
     if table.num_rows == 0:
         return {}
     columns = {name: table.column(name).to_numpy() for name in ("cell", "bin", "label", "fit")}
-    sums = {name: table.column(name).to_numpy() for name in _SUMS}
+    return _grouped(
+        table,
+        key_codes(table, stats.SLICE_KEY_COLUMNS),
+        cell=columns["cell"],
+        bin_=columns["bin"],
+        label=columns["label"],
+        fit=columns["fit"],
+        sums={name: table.column(name).to_numpy() for name in _SUMS},
+    )
+
+
+def _grouped(
+    keys: pa.Table,
+    code: np.ndarray,
+    *,
+    cell: np.ndarray,
+    bin_: np.ndarray,
+    label: np.ndarray,
+    fit: np.ndarray,
+    sums: dict[str, np.ndarray],
+) -> dict[Key, CellRows]:
+    """Rows grouped by key (``keys``' key columns, one integer per key in ``code``), each
+    key's rows sorted by (cell, bin, label, fit)."""
     # One integer per key and one sort of every row by (key, cell, bin, label, fit): a Python
     # loop over the rows costs seconds at a backfill's million cell rows.
-    code = key_codes(table, stats.SLICE_KEY_COLUMNS)
-    order = np.lexsort((columns["fit"], columns["label"], columns["bin"], columns["cell"], code))
+    order = np.lexsort((fit, label, bin_, cell, code))
     sorted_code = code[order]
     starts = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]])
     stops = np.r_[starts[1:], len(order)]
     firsts = order[starts].tolist()
-    versions = table.column(stats.MODEL_VERSION).take(firsts).to_pylist()
-    names = table.column(stats.SLICE_NAME).take(firsts).to_pylist()
-    values = table.column(stats.SLICE_VALUE).take(firsts).to_pylist()
-    cell, bin_, label, fit = (columns[name][order] for name in ("cell", "bin", "label", "fit"))
+    versions = keys.column(stats.MODEL_VERSION).take(firsts).to_pylist()
+    names = keys.column(stats.SLICE_NAME).take(firsts).to_pylist()
+    values = keys.column(stats.SLICE_VALUE).take(firsts).to_pylist()
+    cell, bin_, label, fit = (column[order] for column in (cell, bin_, label, fit))
     ordered = {name: column[order] for name, column in sums.items()}
     grouped: dict[Key, CellRows] = {}
     for key, start, stop in zip(

@@ -32,6 +32,8 @@ MIN_LOCAL_SHUFFLE_PARTITIONS = 4
 # Every date the job derives (the run date, the date of a timestamp in the window filter) is a
 # UTC date, whatever the machine's zone.
 SESSION_TIME_ZONE = "UTC"
+# The embedded JVM's garbage collector (the throughput collector; see _embedded).
+PARALLEL_GC = "-XX:+UseParallelGC"
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 # PySpark reads its workers' interpreter from this variable when the session's JVM starts in
 # process (``spark.pyspark.python`` only reaches spark-submit's launcher, too late here).
@@ -122,6 +124,10 @@ def _embedded(
             _java_property("derby.system.home", str(workdir)),
             _java_property("log4j2.configurationFile", _log_config_path()),
             _java_property("user.timezone", SESSION_TIME_ZONE),
+            # A run is a batch: throughput, not pause times. The first aggregation of a
+            # backfill (1.76M statistics rows cached) took 16-20 s with the parallel collector
+            # against 21-23 s with G1, Java 17's default.
+            PARALLEL_GC,
         ]
     )
     metastore_url = f"jdbc:derby:;databaseName={workdir / METASTORE_DIR};create=true"
