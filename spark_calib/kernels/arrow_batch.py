@@ -300,12 +300,22 @@ def key_codes(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
     return combined
 
 
-def split_keys(table: pa.Table, keys: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], KeyRows]]:
-    """One (key values, rows) pair per distinct combination of the ``keys`` columns."""
-    if table.num_rows == 0:
+def split_keys(
+    table: pa.Table, keys: Sequence[str], rows: np.ndarray | None = None
+) -> Iterator[tuple[tuple[Any, ...], KeyRows]]:
+    """One (key values, rows) pair per distinct combination of the ``keys`` columns, over the
+    rows at positions ``rows`` (None: every row)."""
+    codes = key_codes(table, keys)
+    if rows is not None:
+        codes = codes[rows]
+    if len(codes) == 0:
         return
-    _, first, inverse = np.unique(key_codes(table, keys), return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
+    if rows is not None:
+        # Positions in the table, not among the kept rows: a filter of the table would copy
+        # every column, the reordering copies only those the kernels read.
+        order, first = rows[order], rows[first]
     bounds = np.cumsum(np.bincount(inverse))
     # One reordering and one conversion of each column read, then views per key: a take or a
     # conversion per key costs a copy of every column per key.

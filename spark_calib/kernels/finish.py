@@ -70,21 +70,28 @@ def finish_table(
     plan: FinishPlan,
     kernels: Sequence[str],
     outputs: Sequence[str] = (METRICS,),
+    rows: np.ndarray | None = None,
 ) -> dict[str, pa.Table]:
-    """Every requested output of every slice key of ``table`` (the driver path)."""
-    rows = keys_outputs(table, plan, kernels, outputs)
-    return {name: to_table(found, OUTPUT_SCHEMAS[name]) for name, found in rows.items()}
+    """Every requested output of every slice key of ``table``'s rows at positions ``rows``
+    (None: every row; the driver path)."""
+    found_rows = keys_outputs(table, plan, kernels, outputs, rows)
+    return {name: to_table(found, OUTPUT_SCHEMAS[name]) for name, found in found_rows.items()}
 
 
 def keys_outputs(
-    table: pa.Table, plan: FinishPlan, kernels: Sequence[str], outputs: Sequence[str]
+    table: pa.Table,
+    plan: FinishPlan,
+    kernels: Sequence[str],
+    outputs: Sequence[str],
+    rows: np.ndarray | None = None,
 ) -> dict[str, list[tuple[Any, ...]]]:
-    """Each requested output's rows of every slice key of ``table``, key after key."""
-    rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in outputs}
-    for key, part in split_keys(table, SLICE_KEY_COLUMNS):
+    """Each requested output's rows of every slice key of ``table`` (its rows at positions
+    ``rows``; None: all), key after key."""
+    found_rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in outputs}
+    for key, part in split_keys(table, SLICE_KEY_COLUMNS, rows):
         for name, found in key_outputs(key, part, plan, kernels, outputs).items():
-            rows[name].extend(found)
-    return rows
+            found_rows[name].extend(found)
+    return found_rows
 
 
 def union_schema(outputs: Sequence[str]) -> pa.Schema:

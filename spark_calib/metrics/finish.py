@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel, cloudpickle
@@ -240,12 +241,7 @@ def finish(
     kernels = tuple(dict.fromkeys(KERNEL_FAMILIES[spec.family] for spec in specs))
     spark = source.sparkSession
     if head is not None:
-        valid = (
-            head.filter(pc.is_null(head.column(stats.REASON)))
-            if (stats.REASON in head.column_names)
-            else head
-        )
-        tables = finish_table(valid, plan, kernels, outputs)
+        tables = finish_table(head, plan, kernels, outputs, valid_rows(head))
         return Finished(
             {
                 name: spark.createDataFrame(table, spark_ddl(OUTPUT_SCHEMAS[name]))
@@ -273,6 +269,16 @@ def finish(
         for name in outputs
     }
     return Finished(split, (grouped,) if len(outputs) > 1 else ())
+
+
+def valid_rows(head: pa.Table) -> np.ndarray | None:
+    """The positions of ``head``'s rows without a ``reason`` (None: every row is valid)."""
+    if stats.REASON not in head.column_names:
+        return None
+    reason = head.column(stats.REASON)
+    if reason.null_count == len(reason):
+        return None
+    return np.flatnonzero(np.asarray(pc.is_null(reason).to_numpy(), dtype=bool))
 
 
 def finished_metrics(
