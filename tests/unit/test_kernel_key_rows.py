@@ -164,9 +164,7 @@ def test_split_keys_gives_each_key_its_rows_in_order() -> None:
     assert found == {("v", "x"): [1, 5], ("w", "x"): [2], ("v", None): [3], (None, "y"): [4]}
     # Only the rows at the given positions: row 0 (n = 1) and the key of row 1 are left out.
     kept = np.array([2, 3, 4])
-    found = {
-        key: ints(rows, "n", 0).tolist() for key, rows in split_keys(table, ["a", "b"], kept)
-    }
+    found = {key: ints(rows, "n", 0).tolist() for key, rows in split_keys(table, ["a", "b"], kept)}
     assert found == {("v", "x"): [5], ("v", None): [3], (None, "y"): [4]}
     assert list(split_keys(table, ["a", "b"], np.array([], dtype=np.int64))) == []
 
