@@ -92,7 +92,7 @@ def collect_cell_rows(
     it is configured (then nothing is copied), else the first configured set.
 
     With ``head`` (every statistics row, already on the driver) the rows are merged there with
-    Arrow (``head_cell_rows``), with no Spark job; else the merging is done in Spark and the
+    NumPy (``head_cell_rows``), with no Spark job; else the merging is done in Spark and the
     result comes to the driver as one Arrow table (a Row per collected cell costs about 30 µs
     in PySpark; a column costs almost nothing)."""
     if head is not None:
