@@ -126,6 +126,10 @@ def connect_server(
                 # the optimising compiler's work costs more than its code saves (measured:
                 # start-up and the tests' queries about a third faster).
                 "-XX:TieredStopAtLevel=1",
+                # With C1 only the JVM reserves 48 MB of code cache; the module's server
+                # filled it (2026-11-29: "CodeCache is full. Compiler has been disabled", then
+                # an InternalError that stopped the SparkContext mid-test).
+                "-XX:ReservedCodeCacheSize=256m",
             ]
         ),
         **(conf or {}),
