@@ -98,7 +98,7 @@ def grain(name: str) -> str:
     return " × ".join(_KEY_NAMES[key] for key in keys) + f"; {count} sums"
 
 
-def _sums(frame: DataFrame, count: int) -> list[Column]:
+def sums(frame: DataFrame, count: int) -> list[Column]:
     """n and ``count`` − 1 sums of per-row terms of the score s and the label y."""
     s, y = F.col("_s"), F.col("_y")
     terms = [s, y, s * y, s * s, F.log1p(s), F.log1p(-s), (s - y) * (s - y), s * s * y]
@@ -108,11 +108,12 @@ def _sums(frame: DataFrame, count: int) -> list[Column]:
     ]
 
 
-def keyed(log: DataFrame) -> DataFrame:
+def keyed(log: DataFrame, *extra: Column | str) -> DataFrame:
     """The log's slice columns with s, y and the keys ``evaluate`` derives from s (a key that
-    a query does not group by is pruned from its plan)."""
+    a query does not group by is pruned from its plan), and the ``extra`` columns first."""
     s = F.col("score")
     return log.select(
+        *extra,
         *SLICES,
         s.alias("_s"),
         F.col("label").cast("double").alias("_y"),
@@ -131,10 +132,10 @@ def query(log: DataFrame, name: str) -> DataFrame:
     if name == HASHED:
         hashed = F.xxhash64(*SLICES).alias("_key")
         return rows.groupBy(hashed, BIN, PREDICTED, CELL).agg(
-            *_sums(rows, 20), *[F.any_value(column).alias(column) for column in SLICES]
+            *sums(rows, 20), *[F.any_value(column).alias(column) for column in SLICES]
         )
     keys, count = GRAINS[name]
-    return rows.groupBy(*keys).agg(*_sums(rows, count))
+    return rows.groupBy(*keys).agg(*sums(rows, count))
 
 
 def variants(log: DataFrame) -> dict[str, DataFrame]:

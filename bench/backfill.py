@@ -13,8 +13,18 @@ fresh directory per run. Three variants, each the whole job with its writes:
   it: it does a little less monitoring than the backfill, which makes the ratio conservative;
 - ``day_by_day``: ``run_evaluate`` of each of the 14 dates in order.
 
-One warm-up round of ``one_window``, then ``--repeats`` rounds with the variants alternating.
-Prints each variant's median and the two ratios, and writes them as JSON to ``--out``.
+Two floors, timed in the same rounds: Spark's bare aggregation of the statistics' keys
+(``bench.aggregation_floor``'s ``slices_cells_16`` grain plus the label and the recalibration's
+fit flag, as the demo's binary cells are split), written to the ``noop`` sink:
+
+- ``floor_backfill``: with the day as one more key, the grain of the backfill's statistics;
+- ``floor_window``: without it, the grain of ``one_window``'s.
+
+No backfill can cost less than ``floor_backfill``, so ``floor_backfill / one_window`` and
+``floor_backfill / day_by_day`` are the least the two ratios can be with these statistics.
+
+One warm-up round of ``one_window`` and the floors, then ``--repeats`` rounds with the variants
+alternating. Prints each variant's median and the ratios, and writes them as JSON to ``--out``.
 """
 
 from __future__ import annotations
@@ -27,10 +37,13 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import reduce
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
+from bench.aggregation_floor import BIN, CELL, PREDICTED, SLICES, keyed, sums, write_noop
 from bench.session import build_session
 from spark_calib.config import Config, load_config
 from spark_calib.constants import DRIVER_MAX_ROWS_CONF
@@ -43,6 +56,11 @@ DEMO_CONFIG = REPOSITORY / "conf" / "demo_binary.yaml"
 END_DATE = demo.DEFAULT_END_DATE
 DATES = [END_DATE - dt.timedelta(days=demo.DEFAULT_DAYS - 1 - i) for i in range(demo.DEFAULT_DAYS)]
 DEFAULT_CACHE = Path("bench/data")
+FLOOR_SUMS = 16
+LABEL, FIT, THRESHOLD_BIN = "_y", "_fit", "_threshold_bin"
+# conf/demo_binary.yaml's thresholds: its statistics key each row by how many it reaches.
+THRESHOLDS = (0.3, 0.5, 0.7)
+FLOORS = ("floor_backfill", "floor_window")
 
 
 def ensure_demo_log(spark: SparkSession, cache: Path) -> Path:
@@ -70,15 +88,42 @@ def config_for(log: Path, out: Path, lookback_days: int = 1) -> Config:
     return config.model_copy(update=update)
 
 
+def floor_queries(log: DataFrame) -> dict[str, DataFrame]:
+    """``FLOORS`` → Spark's bare aggregation of the demo config's statistics keys over the
+    demo's binary ``log``, with the day as a key (``floor_backfill``) and without it
+    (``floor_window``): model version × country × device × calibration bin × predicted class
+    × fine cell × threshold bin × label × fit flag, ``FLOOR_SUMS`` sums."""
+    score, fit = F.col("score"), (F.col("split") == F.lit("val")).alias(FIT)
+    reached = [(score >= F.lit(t)).cast("int") for t in THRESHOLDS]
+    threshold_bin = reduce(lambda a, b: a + b, reached).alias(THRESHOLD_BIN)
+    rows = keyed(log, F.col("event_date"), fit, threshold_bin)
+    keys = (*SLICES, BIN, PREDICTED, CELL, THRESHOLD_BIN, LABEL, FIT)
+    return {
+        "floor_backfill": rows.groupBy("event_date", *keys).agg(*sums(rows, FLOOR_SUMS)),
+        "floor_window": rows.groupBy(*keys).agg(*sums(rows, FLOOR_SUMS)),
+    }
+
+
 def variants(spark: SparkSession, log: Path) -> dict[str, Callable[[Path], object]]:
-    """Variant name → the job, given a fresh output directory."""
+    """Variant name → the job, given a fresh output directory (a floor ignores it)."""
+    floors = floor_queries(spark.read.parquet(str(log)))
     return {
         "backfill": lambda out: run_backfill(spark, config_for(log, out), DATES),
         "one_window": lambda out: run_evaluate(
             spark, config_for(log, out, demo.DEFAULT_DAYS), END_DATE
         ),
         "day_by_day": lambda out: [run_evaluate(spark, config_for(log, out), d) for d in DATES],
+        **{name: _noop_job(query) for name, query in floors.items()},
     }
+
+
+def _noop_job(query: DataFrame) -> Callable[[Path], object]:
+    """A job that runs ``query`` to the ``noop`` sink (its output directory unused)."""
+
+    def job(_out: Path) -> None:
+        write_noop(query)
+
+    return job
 
 
 def timed(job: Callable[[Path], object]) -> float:
@@ -110,7 +155,8 @@ def main() -> None:
         spark.conf.set(DRIVER_MAX_ROWS_CONF, str(args.driver_max_rows))
     log = ensure_demo_log(spark, args.cache)
     jobs = variants(spark, log)
-    timed(jobs["one_window"])
+    for name in ("one_window", *FLOORS):
+        timed(jobs[name])
     times: dict[str, list[float]] = {name: [] for name in jobs}
     for round_index in range(args.repeats):
         for name, job in jobs.items():
@@ -120,13 +166,16 @@ def main() -> None:
     ratios = {
         "backfill/one_window": medians["backfill"] / medians["one_window"],
         "backfill/day_by_day": medians["backfill"] / medians["day_by_day"],
+        "floor_backfill/one_window": medians["floor_backfill"] / medians["one_window"],
+        "floor_backfill/day_by_day": medians["floor_backfill"] / medians["day_by_day"],
+        "floor_backfill/floor_window": medians["floor_backfill"] / medians["floor_window"],
     }
     for name, value in medians.items():
         print(
             f"{name:12s} median {value:7.2f} s  runs {', '.join(f'{t:.1f}' for t in times[name])}"
         )
     for name, value in ratios.items():
-        print(f"{name:22s} {value:.3f}")
+        print(f"{name:28s} {value:.3f}")
     if args.out is not None:
         args.out.write_text(
             json.dumps({"times": times, "medians": medians, "ratios": ratios}, indent=2) + "\n"
