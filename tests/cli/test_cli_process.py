@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,23 @@ def too_many_invalid_rows(workdir: Path) -> Completed:
     return spark_calib("evaluate", "--config", str(config), "--run-date", "2024-06-30", cwd=workdir)
 
 
+# A local frame of about 5 MB: its rows ship inside its one task, above the 1,000 KiB for which
+# Spark's scheduler notes "a task of very large size".
+LARGE_LOCAL_FRAME = """\
+import pandas as pd
+from spark_calib_cli.io.session import build_session
+spark = build_session()
+frame = pd.DataFrame({"x": range(300_000), "y": ["abcdefgh"] * 300_000})
+print(spark.createDataFrame(frame).groupBy().count().first()[0])
+spark.stop()
+"""
+
+
+@cli_chain("test_the_embedded_session_drops_the_large_task_note")
+def large_local_frame(workdir: Path) -> Completed:
+    return run([sys.executable, "-c", LARGE_LOCAL_FRAME], workdir)
+
+
 def test_evaluate_then_report_through_the_embedded_catalog(cli_run: tuple[Path, Any]) -> None:
     workdir, (evaluated, reported) = cli_run
 
@@ -192,3 +210,11 @@ def test_too_many_invalid_rows_exits_4_with_one_line(cli_run: tuple[Path, Any]) 
         "max_invalid_fraction 0.01): null_score=3"
     ]
     assert not (workdir / "tables").exists()
+
+
+def test_the_embedded_session_drops_the_large_task_note(cli_run: tuple[Path, Any]) -> None:
+    _, ran = cli_run
+
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.split() == ["300000"]
+    assert "task of very large size" not in ran.stderr
