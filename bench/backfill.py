@@ -14,8 +14,9 @@ fresh directory per run. Three variants, each the whole job with its writes:
 - ``day_by_day``: ``run_evaluate`` of each of the 14 dates in order.
 
 Two floors, timed in the same rounds: Spark's bare aggregation of the statistics' keys
-(``bench.aggregation_floor``'s ``slices_cells_16`` grain plus the label and the recalibration's
-fit flag, as the demo's binary cells are split), written to the ``noop`` sink:
+(``bench.aggregation_floor``'s ``slices_cells_16`` grain plus the threshold bin, the label and
+the recalibration's fit flag, by which the demo's binary statistics are split), written to the
+``noop`` sink:
 
 - ``floor_backfill``: with the day as one more key, the grain of the backfill's statistics;
 - ``floor_window``: without it, the grain of ``one_window``'s.
