@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from bench import configs as C
@@ -97,10 +97,10 @@ def test_each_variant_groups_at_its_grain(spark: SparkSession) -> None:
     assert hashed.count() == 4  # the strings come back with their groups
 
 
-def _grain_of_evaluate(spark: SparkSession, cfg: C.Config) -> tuple[set[str], int]:
-    """The keys (beyond reason and class) and the number of sums of cfg's one aggregation."""
+def grain_of_evaluate(log: DataFrame, cfg: C.Config | Path) -> tuple[set[str], int]:
+    """The keys (beyond reason and class) and the number of sums of cfg's one aggregation
+    over ``log`` (unit weights)."""
     config = load_config(cfg)
-    log = _log(spark)
     rows = canonical_rows(log, config, check_input_schema(log, config), 2, config_needs(config))
     keys = {name for name in INDEX_KEYS if name in rows.columns}
     sums = _sums([name for name in TERM_SUMS if name in rows.columns], regression=False)
@@ -120,7 +120,7 @@ def test_each_case_floor_has_the_keys_and_sums_of_its_statistics(
             if variant == "spark_calib_equal_mass":
                 continue  # its cells make a finer grain: divided by the bins' floor on purpose
             expected = ({FLOOR_KEYS.get(key, key) for key in keys}, count)
-            assert _grain_of_evaluate(spark, CASE_CONFIGS[case][variant]) == expected, variant
+            assert grain_of_evaluate(_log(spark), CASE_CONFIGS[case][variant]) == expected, variant
 
 
 def test_no_floor_for_a_multiclass_log() -> None:

@@ -10,16 +10,12 @@ from pyspark.sql import DataFrame, SparkSession
 from bench.backfill import DEMO_CONFIG, FLOOR_SUMS, THRESHOLDS, floor_queries
 from spark_calib.config import load_config
 from spark_calib.rows import canonical as row
-from spark_calib.rows.canonical import canonical_rows
-from spark_calib.rows.needs import config_needs
-from spark_calib.rows.schema import check_input_schema
-from spark_calib.stats.aggregate import INDEX_KEYS, TERM_SUMS, _same_sums, _sums
+from tests.engine.test_bench_aggregation_floor import FLOOR_KEYS, grain_of_evaluate
 
-# A floor's derived key → the canonical rows' key evaluate groups by.
-FLOOR_KEYS = {
-    "_bin": row.BIN,
-    "_predicted": row.PREDICTED_CLASS,
-    "_cell": row.CELL,
+# A backfill floor's derived key → the canonical rows' key: bench.aggregation_floor's, and
+# the three the demo's binary statistics add.
+BACKFILL_FLOOR_KEYS = {
+    **FLOOR_KEYS,
     "_threshold_bin": row.THRESHOLD_BIN,
     "_y": row.TRUE_CLASS,
     "_fit": row.FIT,
@@ -64,14 +60,11 @@ def test_the_floors_have_the_keys_and_sums_of_the_demo_statistics(spark: SparkSe
     config = load_config(DEMO_CONFIG)
     assert tuple(sorted(config.thresholds)) == THRESHOLDS
     log = _log(spark)
-    rows = canonical_rows(log, config, check_input_schema(log, config), 2, config_needs(config))
-    keys = {name for name in INDEX_KEYS if name in rows.columns}
-    sums = _sums([name for name in TERM_SUMS if name in rows.columns], regression=False)
-    n_sums = len(sums) - len(_same_sums(sums, unit_weight=True))
-    expected = {"model_version", *config.slice_columns(), *keys}
+    expected, n_sums = grain_of_evaluate(log, DEMO_CONFIG)
 
     floors = floor_queries(log)
     window = floors["floor_window"].columns
-    assert {FLOOR_KEYS.get(key, key) for key in window[: len(window) - FLOOR_SUMS]} == expected
+    keys = window[: len(window) - FLOOR_SUMS]
+    assert {BACKFILL_FLOOR_KEYS.get(key, key) for key in keys} == expected
     assert n_sums == FLOOR_SUMS
     assert floors["floor_backfill"].columns == ["event_date", *window]
