@@ -30,7 +30,7 @@ from spark_calib.metrics.uncertainty import with_intervals
 from spark_calib.recalibration.table import multiclass_recalibration_table, recalibration_table
 from spark_calib.registry import EXACT_RANKING, MetricSpec, resolve_metrics
 from spark_calib.result import EvaluationResult
-from spark_calib.rows.canonical import canonical_rows, reason_expression
+from spark_calib.rows.canonical import canonical_rows, with_reason
 from spark_calib.rows.columns import input_col
 from spark_calib.rows.needs import config_needs
 from spark_calib.rows.schema import RESERVED_OUTPUT_COLUMN, check_input_schema
@@ -284,10 +284,9 @@ def _invalid_rows(
     Spark folds to an empty relation, so the input is not read again (and the checks are not
     built: their expressions cost a JVM round trip each)."""
     if any_invalid:
-        reason = reason_expression(cfg, types, num_classes)
-        keep = reason.isNotNull()
-    else:
-        reason, keep = F.lit(None).cast("string"), F.lit(False)
+        reasons = with_reason(df, cfg, types, num_classes, RESERVED_OUTPUT_COLUMN)
+        return reasons.where(F.col(RESERVED_OUTPUT_COLUMN).isNotNull())
     return df.select(
-        *[input_col(name) for name in df.columns], reason.alias(RESERVED_OUTPUT_COLUMN)
-    ).where(keep)
+        *[input_col(name) for name in df.columns],
+        F.lit(None).cast("string").alias(RESERVED_OUTPUT_COLUMN),
+    ).where(F.lit(False))

@@ -23,11 +23,14 @@ Output columns (internal names, so user column names never collide with ours):
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import functions as Col
 from pyspark.sql.types import DataType, MapType
 
 from spark_calib.config import Config
+from spark_calib.rows import internal_sql as F
 from spark_calib.rows.arrays import array_sum
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.cells import cell_index, logit
@@ -35,7 +38,8 @@ from spark_calib.rows.columns import input_col
 from spark_calib.rows.coverage import coverage_bucket, interval_levels
 from spark_calib.rows.days import day_keyed_version
 from spark_calib.rows.fit_rows import fit_condition
-from spark_calib.rows.internal_sql import internal_expr
+from spark_calib.rows.inputs import Inputs
+from spark_calib.rows.internal_sql import Sql, column, internal_expr
 from spark_calib.rows.needs import RowNeeds
 from spark_calib.rows.task_terms import TaskTerms, task_terms
 from spark_calib.rows.validation import Check, first_failure, weight_checks
@@ -121,11 +125,20 @@ def slice_key(index: int) -> str:
     return f"_slice_{index}"
 
 
-def reason_expression(
-    config: Config, types: dict[str, DataType], num_classes: int | None
-) -> Column:
-    """The invalid reason of a row (null when valid), for the statistics and ``invalid``."""
-    return first_failure(_all_checks(config, task_terms(config, types, num_classes)))
+def with_reason(
+    df: DataFrame,
+    config: Config,
+    types: dict[str, DataType],
+    num_classes: int | None,
+    name: str,
+) -> DataFrame:
+    """``df``'s columns and ``name``, the row's invalid reason (null when valid): the same
+    checks, in the same order, as the statistics' ``_reason``."""
+    inputs = Inputs(df.columns)
+    terms = task_terms(config, types, num_classes, inputs)
+    reason = first_failure(_all_checks(config, terms, inputs))
+    own = [input_col(own_name) for own_name in df.columns]
+    return df.select(*own, *inputs.projection()).select(*own, column(reason, name))
 
 
 def canonical_rows(
@@ -138,29 +151,39 @@ def canonical_rows(
 ) -> DataFrame:
     """Project ``df`` to the canonical columns above (no Spark action). With ``day`` (a DATE
     expression), ``_model_version`` is the day-keyed version of ``spark_calib.rows.days``, so
-    every key of the statistics and of the outputs is one day's."""
-    terms = task_terms(config, types, num_classes)
+    every key of the statistics and of the outputs is one day's.
+
+    Two projections: the input columns the terms read, renamed (``spark_calib.rows.inputs``),
+    then the terms as internal SQL over them (one JVM round trip per column)."""
+    inputs = Inputs()
+    terms = task_terms(config, types, num_classes, inputs)
     model_version = (
         input_col(config.columns.model_version).cast("string")
         if config.columns.model_version is not None
-        else F.lit(None).cast("string")
+        else Col.lit(None).cast("string")
     )
     if day is not None:
         model_version = day_keyed_version(day, model_version)
     slices = [
         input_col(name).alias(slice_key(index)) for index, name in enumerate(config.slice_columns())
     ]
-    row_terms = _row_terms(config, terms, needs, num_classes)
+    row_terms = _row_terms(config, terms, needs, num_classes, inputs)
+    reason = first_failure(_all_checks(config, terms, inputs))
+    weight = _weight(config, inputs)
     # Not masked by the reason: a filter on the code alone then runs before the row's checks.
     code = [_row_code(config).alias(ROW_CODE)] if needs.logits else []
-    projected = df.select(
-        first_failure(_all_checks(config, terms)).alias(REASON),
-        model_version.alias(MODEL_VERSION),
-        *slices,
-        _weight(config).alias(WEIGHT),
-        *[expression.alias(name) for name, expression in row_terms.items()],
-        *([jackknife_bucket(df, config).alias(BUCKET)] if config.uncertainty.jackknife else []),
-        *code,
+    bucket = [jackknife_bucket(df, config).alias(BUCKET)] if config.uncertainty.jackknife else []
+    staged = df.select(
+        *inputs.projection(), model_version.alias(MODEL_VERSION), *slices, *bucket, *code
+    )
+    projected = staged.select(
+        column(reason, REASON),
+        MODEL_VERSION,
+        *[slice_key(index) for index in range(len(slices))],
+        column(weight, WEIGHT),
+        *[column(expression, name) for name, expression in row_terms.items()],
+        *([BUCKET] if bucket else []),
+        *([ROW_CODE] if code else []),
     )
     valid = F.col(REASON).isNull()
     # Internal SQL: one JVM round trip per column rather than one per Column operation.
@@ -182,12 +205,12 @@ def _row_code(config: Config) -> Column:
     """xxhash64 of the input columns the config reads (its roles and slice columns, in name
     order): the same row gets the same code in every run, whatever the partitioning."""
     names = sorted({*config.columns.roles().values(), *config.slice_columns()})
-    return F.xxhash64(*[input_col(name) for name in names])
+    return Col.xxhash64(*[input_col(name) for name in names])
 
 
 def _row_terms(
-    config: Config, terms: TaskTerms, needs: RowNeeds, num_classes: int | None
-) -> dict[str, Column]:
+    config: Config, terms: TaskTerms, needs: RowNeeds, num_classes: int | None, inputs: Inputs
+) -> dict[str, Sql]:
     """Name → expression of every per-row value, before invalid rows are masked."""
     if config.task == "regression":
         assert terms.error is not None and terms.target is not None
@@ -195,7 +218,7 @@ def _row_terms(
             TARGET: terms.target,
             SQ_ERROR: terms.error * terms.error,
             ABS_ERROR: F.abs(terms.error),
-            WEIGHT_TERM: _weight(config),
+            WEIGHT_TERM: _weight(config, inputs),
         }
         if terms.sigma is not None:
             variance = terms.sigma * terms.sigma
@@ -212,8 +235,8 @@ def _row_terms(
         CORRECT: terms.correct,
         BRIER: terms.brier,
         NLL: terms.nll if terms.nll is not None else F.lit(None).cast("double"),
-        **moment_terms(terms.confidence, terms.outcome, _weight(config)),
-        **_weighted_terms(terms, _weight(config)),
+        **moment_terms(terms.confidence, terms.outcome, _weight(config, inputs)),
+        **_weighted_terms(terms, _weight(config, inputs)),
     }
     if needs.per_class or needs.exact_probs:
         assert terms.probs is not None and terms.label is not None
@@ -242,7 +265,8 @@ def _row_terms(
         found[LOGIT] = logit(terms.score)
     fit = fit_condition(config)
     if fit is not None:
-        found[FIT] = fit.cast("int")
+        # The fit column's value is a user value: a Column of the first projection.
+        found[FIT] = inputs.computed(fit.cast("int"))
     if needs.cost:
         assert terms.probs is not None and terms.label is not None
         assert config.cost_matrix is not None and num_classes is not None
@@ -250,9 +274,13 @@ def _row_terms(
     return found
 
 
-def moment_terms(confidence: Column, outcome: Column, weight: Column) -> dict[str, Column]:
+E = TypeVar("E", Column, Sql)
+
+
+def moment_terms(confidence: E, outcome: E, weight: E) -> dict[str, E]:
     """The outcome and the second-moment terms of a (confidence c, outcome o) pair; each is
-    summed as Σw·term, so the w·x terms give Σw²·x (the standard errors' sums)."""
+    summed as Σw·term, so the w·x terms give Σw²·x (the standard errors' sums). Columns or
+    internal SQL, as its arguments."""
     spread = 1.0 - 2.0 * confidence
     return {
         OUTCOME: outcome,
@@ -267,7 +295,7 @@ def moment_terms(confidence: Column, outcome: Column, weight: Column) -> dict[st
     }
 
 
-def _weighted_terms(terms: TaskTerms, weight: Column) -> dict[str, Column]:
+def _weighted_terms(terms: TaskTerms, weight: Sql) -> dict[str, Sql]:
     """w·correct, w·brier, w·brier², w·nll and w·nll² (summed to Σw²·x and Σw²·x²)."""
     assert terms.correct is not None and terms.brier is not None
     found = {
@@ -281,29 +309,29 @@ def _weighted_terms(terms: TaskTerms, weight: Column) -> dict[str, Column]:
     return found
 
 
-def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Column) -> list[Column]:
+def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Sql) -> list[Column]:
     """The bin keys, null for invalid rows. They read the projected (not yet masked) columns,
     so each is guarded by ``valid``: CASE WHEN evaluates a branch only for the rows that take
     it, so an invalid score (±inf, NaN) never reaches ``floor`` (which fails on ±inf)."""
     keys: list[Column] = []
     if config.uncertainty.jackknife:
-        keys.append(F.when(valid, F.col(BUCKET)).alias(BUCKET))
+        keys.append(column(F.when(valid, F.col(BUCKET)), BUCKET))
     if config.task == "regression":
         if terms.sigma is not None:
             bucket = coverage_bucket(F.col("_error"), F.col("_sigma"), interval_levels(config))
-            keys.append(F.when(valid, bucket).alias(BIN))
+            keys.append(column(F.when(valid, bucket), BIN))
         return keys
     confidence_bin = bin_index(F.col(CONFIDENCE), config.binning.n_bins, config.binning.edges)
-    keys.append(F.when(valid, confidence_bin).alias(BIN))
+    keys.append(column(F.when(valid, confidence_bin), BIN))
     score = F.col(SCORE)
     if needs.cells:
-        keys.append(F.when(valid, cell_index(score)).alias(CELL))
+        keys.append(column(F.when(valid, cell_index(score)), CELL))
     if needs.threshold_bin:
         reached = [(score >= F.lit(t)).cast("int") for t in sorted(config.thresholds)]
         total = reached[0]
         for term in reached[1:]:
             total = total + term
-        keys.append(F.when(valid, total).alias(THRESHOLD_BIN))
+        keys.append(column(F.when(valid, total), THRESHOLD_BIN))
     return keys
 
 
@@ -324,26 +352,24 @@ def jackknife_bucket(df: DataFrame, config: Config) -> Column:
             for field in df.schema.fields
             if not isinstance(field.dataType, MapType)
         ]
-    hashed = F.xxhash64(*keys, F.lit(BUCKET_SALT))
-    return F.pmod(hashed, F.lit(uncertainty.buckets)).cast("int")
+    hashed = Col.xxhash64(*keys, Col.lit(BUCKET_SALT))
+    return Col.pmod(hashed, Col.lit(uncertainty.buckets)).cast("int")
 
 
-def _expected_cost(
-    probs: Column, label: Column, cost_matrix: tuple[tuple[float, ...], ...]
-) -> Column:
+def _expected_cost(probs: Sql, label: Sql, cost_matrix: tuple[tuple[float, ...], ...]) -> Sql:
     """Σ_k p_k C[y, k]: the expected cost of the row's probability vector under its true class."""
     rows = F.array(*[F.array(*[F.lit(float(cost)) for cost in row]) for row in cost_matrix])
     return array_sum(F.zip_with(probs, F.get(rows, label), lambda p, cost: p * cost))
 
 
-def _weight(config: Config) -> Column:
+def _weight(config: Config, inputs: Inputs) -> Sql:
     if config.columns.weight is None:
         return F.lit(1.0)
-    return input_col(config.columns.weight).cast("double")
+    return inputs.ref(config.columns.weight).cast("double")
 
 
-def _all_checks(config: Config, terms: TaskTerms) -> list[Check]:
+def _all_checks(config: Config, terms: TaskTerms, inputs: Inputs) -> list[Check]:
     checks = list(terms.checks)
     if config.columns.weight is not None:
-        checks += weight_checks(_weight(config))
+        checks += weight_checks(_weight(config, inputs))
     return checks

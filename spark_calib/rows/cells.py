@@ -21,6 +21,8 @@ log-odds and held 30% of a CIFAR ResNet's top-label confidences).
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -35,6 +37,9 @@ from spark_calib.kernels.cell_grid import (
     MAX_CELLS_PER_KEY,
 )
 from spark_calib.rows.binning import bin_index
+from spark_calib.rows.internal_sql import Sql, functions_for
+
+E = TypeVar("E", Column, Sql)
 
 __all__ = [
     "EQUAL_WIDTH_CELLS",
@@ -51,8 +56,9 @@ __all__ = [
 ]
 
 
-def logit(score: Column) -> Column:
+def logit(score: E) -> E:
     """log(s) − log(1 − s), clipped to ±``LOGIT_CLIP`` (s = 0 and s = 1 included)."""
+    F = functions_for(score)
     raw = F.log(score) - F.log1p(-score)
     return (
         F.when(score <= 0.0, F.lit(-LOGIT_CLIP))
@@ -61,8 +67,9 @@ def logit(score: Column) -> Column:
     )
 
 
-def log_odds_cell(score: Column) -> Column:
+def log_odds_cell(score: E) -> E:
     """j ∈ 0..1185: the log-odds cell of s (see the module docstring)."""
+    F = functions_for(score)
     z = logit(score)
     inner = F.floor(z * F.lit(float(LOG_ODDS_STEP))).cast("int") + (LOG_ODDS_CELLS // 2)
     return (
@@ -72,8 +79,9 @@ def log_odds_cell(score: Column) -> Column:
     )
 
 
-def cell_index(score: Column) -> Column:
-    """The union-grid cell id 1186·k + j of s ∈ [0, 1]."""
+def cell_index(score: E) -> E:
+    """The union-grid cell id 1186·k + j of s ∈ [0, 1] (a Column or internal SQL, as s)."""
+    F = functions_for(score)
     return bin_index(score, EQUAL_WIDTH_CELLS) * F.lit(LOG_ODDS_CELLS) + log_odds_cell(score)
 
 

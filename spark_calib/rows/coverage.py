@@ -9,12 +9,15 @@ coverage(l_j) = Σ_{rows with bucket ≤ j} w / W.
 from __future__ import annotations
 
 from statistics import NormalDist
+from typing import TypeVar
 
 from pyspark.sql import Column
-from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.kernels.regression import interval_levels as levels_of
+from spark_calib.rows.internal_sql import Sql, functions_for
+
+E = TypeVar("E", Column, Sql)
 
 
 def interval_levels(config: Config) -> list[float]:
@@ -28,8 +31,9 @@ def z_value(level: float) -> float:
     return NormalDist().inv_cdf((1.0 + level) / 2.0)
 
 
-def coverage_bucket(error: Column, sigma: Column, levels: list[float]) -> Column:
+def coverage_bucket(error: E, sigma: E, levels: list[float]) -> E:
     """Σ_l [|e| > z_l σ]: 0 when even the narrowest interval covers y, len(levels) when none."""
+    F = functions_for(error)
     missed = [(F.abs(error) > F.lit(z_value(level)) * sigma).cast("int") for level in levels]
     total = missed[0]
     for term in missed[1:]:

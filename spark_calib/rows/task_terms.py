@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
+from pyspark.sql import functions as Col
 from pyspark.sql.types import ArrayType, DataType, DoubleType, StringType
 
 from spark_calib.config import Config
+from spark_calib.rows import internal_sql as F
 from spark_calib.rows.arrays import (
     first_argmax,
     log_probabilities,
@@ -33,6 +33,8 @@ from spark_calib.rows.arrays import (
     softmax,
 )
 from spark_calib.rows.columns import input_col
+from spark_calib.rows.inputs import Inputs
+from spark_calib.rows.internal_sql import Sql
 from spark_calib.rows.validation import (
     Check,
     class_index_checks,
@@ -52,38 +54,41 @@ class TaskTerms:
     log(max(p_k, ε)) from probabilities (what temperature scaling divides)."""
 
     checks: list[Check]
-    confidence: Column | None = None
-    correct: Column | None = None
-    outcome: Column | None = None
-    brier: Column | None = None
-    nll: Column | None = None
-    probs: Column | None = None
-    label: Column | None = None
-    predicted: Column | None = None
-    score: Column | None = None
-    logits: Column | None = None
-    target: Column | None = None
-    error: Column | None = None
-    sigma: Column | None = None
+    confidence: Sql | None = None
+    correct: Sql | None = None
+    outcome: Sql | None = None
+    brier: Sql | None = None
+    nll: Sql | None = None
+    probs: Sql | None = None
+    label: Sql | None = None
+    predicted: Sql | None = None
+    score: Sql | None = None
+    logits: Sql | None = None
+    target: Sql | None = None
+    error: Sql | None = None
+    sigma: Sql | None = None
 
 
-def task_terms(config: Config, types: dict[str, DataType], num_classes: int | None) -> TaskTerms:
-    """The row terms for ``config.task``; ``types`` maps roles to input types."""
+def task_terms(
+    config: Config, types: dict[str, DataType], num_classes: int | None, inputs: Inputs
+) -> TaskTerms:
+    """The row terms for ``config.task``, as internal SQL over ``inputs``; ``types`` maps roles
+    to input types."""
     if config.task == "binary":
-        return _binary_terms(config)
+        return _binary_terms(config, inputs)
     if config.task == "multiclass":
         assert num_classes is not None
-        return _multiclass_terms(config, types, num_classes)
+        return _multiclass_terms(config, types, num_classes, inputs)
     if config.task == "regression":
-        return _regression_terms(config)
-    return _top_label_terms(config)
+        return _regression_terms(config, inputs)
+    return _top_label_terms(config, inputs)
 
 
-def _binary_terms(config: Config) -> TaskTerms:
+def _binary_terms(config: Config, inputs: Inputs) -> TaskTerms:
     columns = config.columns
     assert columns.score is not None and columns.label is not None
-    score = input_col(columns.score).cast("double")
-    label = input_col(columns.label).cast("double")
+    score = inputs.ref(columns.score).cast("double")
+    label = inputs.ref(columns.label).cast("double")
     checks = [
         *probability_checks(score, "score"),
         (label.isNull(), "null_label"),
@@ -107,22 +112,27 @@ def _binary_terms(config: Config) -> TaskTerms:
     )
 
 
-def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: int) -> TaskTerms:
+def _multiclass_terms(
+    config: Config, types: dict[str, DataType], num_classes: int, inputs: Inputs
+) -> TaskTerms:
     columns = config.columns
     assert columns.label is not None
     if columns.probs is not None:
-        probs = as_doubles(input_col(columns.probs), types["probs"])
+        probs = as_doubles(inputs.ref(columns.probs), types["probs"])
         vector_checks = probability_vector_checks(probs, num_classes, config.sum_tolerance)
     else:
         assert columns.logits is not None
-        logits = as_doubles(input_col(columns.logits), types["logits"])
+        logits = as_doubles(inputs.ref(columns.logits), types["logits"])
         vector_checks = logit_vector_checks(logits, num_classes)
         probs = softmax(logits)
-    raw_label = input_col(columns.label)
+    raw_label = inputs.ref(columns.label)
     if isinstance(types["label"], StringType):
         assert config.class_names is not None
-        names = F.array(*[F.lit(name) for name in config.class_names])
-        label = (F.array_position(names, raw_label) - 1).cast("int")
+        # Class names are user values: their lookup is a Column of the first projection.
+        names = Col.array(*[Col.lit(name) for name in config.class_names])
+        label = inputs.computed(
+            (Col.array_position(names, input_col(columns.label)) - 1).cast("int")
+        )
         label_checks: list[Check] = [
             (raw_label.isNull(), "null_label"),
             (label < 0, "invalid_label"),
@@ -152,7 +162,7 @@ def _multiclass_terms(config: Config, types: dict[str, DataType], num_classes: i
     )
 
 
-def as_doubles(vector: Column, data_type: DataType) -> Column:
+def as_doubles(vector: Sql, data_type: DataType) -> Sql:
     """``vector`` as array<double>: unchanged when it is one already. Spark keeps an identity
     ``transform`` (a higher-order function, evaluated row by row outside the generated code)
     in every expression that reads the vector, so casting an array<double> element-wise
@@ -162,22 +172,22 @@ def as_doubles(vector: Column, data_type: DataType) -> Column:
     return F.transform(vector, lambda element: element.cast("double"))
 
 
-def _top_label_terms(config: Config) -> TaskTerms:
+def _top_label_terms(config: Config, inputs: Inputs) -> TaskTerms:
     columns = config.columns
     assert columns.confidence is not None
-    confidence = input_col(columns.confidence).cast("double")
+    confidence = inputs.ref(columns.confidence).cast("double")
     checks = probability_checks(confidence, "confidence")
     if columns.correct is not None:
-        raw = input_col(columns.correct).cast("double")
+        raw = inputs.ref(columns.correct).cast("double")
         checks += [(raw.isNull(), "null_correct"), (~raw.isin(0.0, 1.0), "invalid_correct")]
         correct = raw
     elif columns.quality is not None:
-        quality = input_col(columns.quality).cast("double")
+        quality = inputs.ref(columns.quality).cast("double")
         checks += finite_checks(quality, "quality")
         correct = (quality > F.lit(config.quality_threshold)).cast("double")
     else:
         assert columns.prediction is not None and columns.label is not None
-        prediction, label = input_col(columns.prediction), input_col(columns.label)
+        prediction, label = inputs.ref(columns.prediction), inputs.ref(columns.label)
         checks += [(prediction.isNull(), "null_prediction"), (label.isNull(), "null_label")]
         correct = (prediction == label).cast("double")
     # With recalibration the confidence is a binary predictor of ``correct``: its maps are fitted
@@ -196,16 +206,16 @@ def _top_label_terms(config: Config) -> TaskTerms:
     )
 
 
-def _regression_terms(config: Config) -> TaskTerms:
+def _regression_terms(config: Config, inputs: Inputs) -> TaskTerms:
     columns = config.columns
     assert columns.prediction is not None and columns.target is not None
-    prediction = input_col(columns.prediction).cast("double")
-    target = input_col(columns.target).cast("double")
+    prediction = inputs.ref(columns.prediction).cast("double")
+    target = inputs.ref(columns.target).cast("double")
     checks = [*non_finite_checks(prediction, "prediction"), *non_finite_checks(target, "target")]
     sigma = None
     for role, name in (("std", columns.std), ("variance", columns.variance)):
         if name is not None:
-            spread = input_col(name).cast("double")
+            spread = inputs.ref(name).cast("double")
             checks += [
                 *non_finite_checks(spread, role),
                 (spread <= 0.0, f"non_positive_{role}"),

@@ -1,4 +1,5 @@
-"""Row-level validity checks as Column expressions: the first failing check names the reason.
+"""Row-level validity checks as internal SQL (``spark_calib.rows.internal_sql``) over the
+renamed input columns (``spark_calib.rows.inputs``): the first failing check names the reason.
 
 Checks run in a fixed order (prediction columns, then label-like columns, then the weight), and
 a row gets the reason of the first one it fails, so that valid + Σ_reason invalid = input rows.
@@ -8,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-
+from spark_calib.rows import internal_sql as F
 from spark_calib.rows.arrays import array_sum
+from spark_calib.rows.internal_sql import Sql
 
-Check = tuple[Column, str]
+Check = tuple[Sql, str]
 
 
-def first_failure(checks: Sequence[Check]) -> Column:
+def first_failure(checks: Sequence[Check]) -> Sql:
     """The reason (string) of the first check whose condition is true, else null (valid)."""
     if not checks:
         return F.lit(None).cast("string")
@@ -24,10 +24,10 @@ def first_failure(checks: Sequence[Check]) -> Column:
     expression = F.when(condition, F.lit(reason))
     for condition, reason in checks[1:]:
         expression = expression.when(condition, F.lit(reason))
-    return expression.otherwise(F.lit(None).cast("string"))
+    return expression
 
 
-def probability_checks(value: Column, role: str) -> list[Check]:
+def probability_checks(value: Sql, role: str) -> list[Check]:
     """null_<role>, nan_<role>, <role>_out_of_range (outside [0, 1]; −0.0 is in range)."""
     return [
         (value.isNull(), f"null_{role}"),
@@ -36,12 +36,12 @@ def probability_checks(value: Column, role: str) -> list[Check]:
     ]
 
 
-def finite_checks(value: Column, role: str) -> list[Check]:
+def finite_checks(value: Sql, role: str) -> list[Check]:
     """null_<role>, nan_<role> for a real-valued column without range."""
     return [(value.isNull(), f"null_{role}"), (F.isnan(value), f"nan_{role}")]
 
 
-def non_finite_checks(value: Column, role: str) -> list[Check]:
+def non_finite_checks(value: Sql, role: str) -> list[Check]:
     """null_<role>, non_finite_<role> (NaN or ±inf) for a real value that must be finite."""
     return [
         (value.isNull(), f"null_{role}"),
@@ -49,7 +49,7 @@ def non_finite_checks(value: Column, role: str) -> list[Check]:
     ]
 
 
-def weight_checks(weight: Column) -> list[Check]:
+def weight_checks(weight: Sql) -> list[Check]:
     """null_weight, non_finite_weight (NaN or ±inf), negative_weight. A weight of 0 is valid."""
     return [
         (weight.isNull(), "null_weight"),
@@ -58,7 +58,7 @@ def weight_checks(weight: Column) -> list[Check]:
     ]
 
 
-def probability_vector_checks(probs: Column, num_classes: int, tolerance: float) -> list[Check]:
+def probability_vector_checks(probs: Sql, num_classes: int, tolerance: float) -> list[Check]:
     """null_probs, wrong_length_probs, null/nan_probability, probability_out_of_range,
     probs_not_normalized (|Σ_k p_k − 1| > tolerance)."""
     return [
@@ -71,7 +71,7 @@ def probability_vector_checks(probs: Column, num_classes: int, tolerance: float)
     ]
 
 
-def logit_vector_checks(logits: Column, num_classes: int) -> list[Check]:
+def logit_vector_checks(logits: Sql, num_classes: int) -> list[Check]:
     """null_logits, wrong_length_logits, non_finite_logits (an element null, NaN or ±inf)."""
     return [
         (logits.isNull(), "null_logits"),
@@ -83,7 +83,7 @@ def logit_vector_checks(logits: Column, num_classes: int) -> list[Check]:
     ]
 
 
-def class_index_checks(label: Column, num_classes: int) -> list[Check]:
+def class_index_checks(label: Sql, num_classes: int) -> list[Check]:
     """null_label, invalid_label (not an integer in [0, K)) for a numeric label."""
     return [
         (label.isNull(), "null_label"),

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 
 from spark_calib.config import Config
 from spark_calib.rows import canonical as row
+from spark_calib.rows import internal_sql as S
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.internal_sql import internal_expr
 from spark_calib.slicing.plan import SlicePlan
@@ -170,32 +171,30 @@ def _copies(
 ) -> DataFrame:
     """One row per target t (``index_column`` = t) with the slice keys outside ``targets[t]``
     set to null. With ``source``, a row of covering group g (``_group``) is copied only to the
-    targets t with ``source[t]`` = g."""
-    types = {field.name: field.dataType for field in frame.schema.fields}
+    targets t with ``source[t]`` = g. Internal SQL: one round trip for the whole ``inline``."""
 
-    def copy(index: int, kept: list[str]) -> Column:
-        return F.struct(
-            F.lit(index).alias(index_column),
-            *[
-                (F.col(key) if key in kept else F.lit(None).cast(types[key])).alias(key)
-                for key in all_slices
-            ],
-        )
+    def copy(index: int, kept: list[str]) -> S.Sql:
+        fields = {key: S.col(key) for key in all_slices}
+        for key in all_slices:
+            if key not in kept:
+                fields[key] = S.typed_null(fields[key])
+        return S.named_struct(**{index_column: index}, **fields)
 
     if source is None:
-        copies = F.array(*[copy(index, kept) for index, kept in enumerate(targets)])
+        copies: S.Sql = S.array(*[copy(index, kept) for index, kept in enumerate(targets)])
     else:
-        by_group: dict[int, list[Column]] = {}
+        by_group: dict[int, list[S.Sql]] = {}
         for index, kept in enumerate(targets):
             by_group.setdefault(source[index], []).append(copy(index, kept))
-        chain: Column | None = None
+        chain: S.Case | None = None
         for group_index, structs in by_group.items():
-            is_group = F.col(GROUP) == group_index
-            chain = (F if chain is None else chain).when(is_group, F.array(*structs))
+            is_group = S.col(GROUP) == group_index
+            branch = S.array(*structs)
+            chain = S.when(is_group, branch) if chain is None else chain.when(is_group, branch)
         assert chain is not None
         copies = chain
     other = [name for name in frame.columns if name not in all_slices and name != GROUP]
-    return frame.select(*other, F.inline(copies))
+    return frame.select(*other, S.inline(copies))
 
 
 def _slice_keys(config: Config) -> list[str]:
@@ -300,32 +299,32 @@ def _top_items(rows: DataFrame) -> DataFrame:
 
 def _class_items(rows: DataFrame, config: Config, keys: list[str], terms: list[str]) -> DataFrame:
     """One item per row for top-label statistics plus, for valid rows, one per class."""
-    top = F.struct(
-        F.lit(None).cast("int").alias(CLASS_INDEX),
-        *[F.col(name).cast("int").alias(name) for name in keys],
-        *[F.col(name).cast("double").alias(name) for name in terms],
+    top = S.named_struct(
+        **{CLASS_INDEX: S.lit(None).cast("int")},
+        **{name: S.col(name).cast("int") for name in keys},
+        **{name: S.col(name).cast("double") for name in terms},
     )
-    label = F.col(row.LABEL)
+    label = S.col(row.LABEL)
 
-    def one_vs_rest(p: Column, k: Column) -> Column:
+    def one_vs_rest(p: S.Sql, k: S.Sql) -> S.Sql:
         is_class = (k == label).cast("double")
         values = {
             row.BIN: bin_index(p, config.binning.n_bins, config.binning.edges),
             row.CONFIDENCE: p,
             row.CORRECT: is_class,
-            **row.moment_terms(p, is_class, F.col(row.WEIGHT)),
+            **row.moment_terms(p, is_class, S.col(row.WEIGHT)),
         }
         if row.BUCKET in keys:
-            values[row.BUCKET] = F.col(row.BUCKET)
-        return F.struct(
-            k.alias(CLASS_INDEX),
-            *[values.get(name, F.lit(None)).cast("int").alias(name) for name in keys],
-            *[values.get(name, F.lit(None)).cast("double").alias(name) for name in terms],
+            values[row.BUCKET] = S.col(row.BUCKET)
+        return S.named_struct(
+            **{CLASS_INDEX: k},
+            **{name: values.get(name, S.lit(None)).cast("int") for name in keys},
+            **{name: values.get(name, S.lit(None)).cast("double") for name in terms},
         )
 
-    per_class = F.transform(F.col(row.PROBS), one_vs_rest)
-    items = F.when(F.col(row.REASON).isNull(), F.concat(F.array(top), per_class)).otherwise(
-        F.array(top)
+    per_class = S.transform(S.col(row.PROBS), one_vs_rest)
+    items = S.when(S.col(row.REASON).isNull(), S.concat(S.array(top), per_class)).otherwise(
+        S.array(top)
     )
     n_slices = len(config.slice_columns())
     return rows.select(
@@ -333,5 +332,5 @@ def _class_items(rows: DataFrame, config: Config, keys: list[str], terms: list[s
         row.MODEL_VERSION,
         *[row.slice_key(i) for i in range(n_slices)],
         row.WEIGHT,
-        F.inline(items),
+        S.inline(items),
     )
