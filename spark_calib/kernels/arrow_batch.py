@@ -236,11 +236,20 @@ def floats(table: Rows, name: str) -> np.ndarray:
 
 
 def ints(table: Rows, name: str, null: int) -> np.ndarray:
-    """Column ``name`` as int64 with null → ``null`` (also when the column is absent)."""
+    """Column ``name`` as int64 with null → ``null`` (also when the column is absent), a
+    read-only array computed once per ``KeyRows`` (the kernels read a key's keys a dozen
+    times)."""
     rows = key_rows(table)
-    if not rows.has(name):
-        return np.full(rows.num_rows, null, dtype=np.int64)
-    return np.where(rows.validity(name), rows.values(name), null).astype(np.int64)
+
+    def compute() -> np.ndarray:
+        if not rows.has(name):
+            found = np.full(rows.num_rows, null, dtype=np.int64)
+        else:
+            found = np.where(rows.validity(name), rows.values(name), null).astype(np.int64)
+        found.flags.writeable = False
+        return found
+
+    return memoized(rows, ("ints", name, null), compute)
 
 
 def labels(table: Rows, name: str) -> np.ndarray:
