@@ -26,6 +26,9 @@ from __future__ import annotations
 from typing import TypeVar
 
 from pyspark.sql import Column, DataFrame
+
+# Col: pyspark's functions, for the first projection over user columns; F: the same names
+# writing internal SQL text, for the terms over the renamed ones.
 from pyspark.sql import functions as Col
 from pyspark.sql.types import DataType, MapType
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Col: pyspark's functions, for what reads user values; F: the same names writing internal
+# SQL text over the renamed input columns.
 from pyspark.sql import functions as Col
 from pyspark.sql.types import ArrayType, DataType, DoubleType, StringType
 
