@@ -284,10 +284,6 @@ def isnan(x: object) -> Sql:
     return _call("isnan", x)
 
 
-def coalesce(*xs: object) -> Sql:
-    return _call("coalesce", *xs)
-
-
 def array(*xs: object) -> Sql:
     return _call("array", *xs)
 
