@@ -282,7 +282,7 @@ def _invalid_rows(
 ) -> DataFrame:
     """Input rows with their reason. Without invalid rows the filter is constant false, which
     Spark folds to an empty relation, so the input is not read again (and the checks are not
-    built: their expressions cost a JVM round trip each)."""
+    built: building and analysing them costs a few JVM round trips)."""
     if any_invalid:
         reasons = with_reason(df, cfg, types, num_classes, RESERVED_OUTPUT_COLUMN)
         return reasons.where(F.col(RESERVED_OUTPUT_COLUMN).isNotNull())

@@ -1,4 +1,4 @@
-"""Input rows → canonical rows: one narrow projection the statistics aggregation groups.
+"""Input rows → canonical rows: the narrow columns the statistics aggregation groups.
 
 Output columns (internal names, so user column names never collide with ours):
 ``_reason`` (string, null when valid), ``_model_version`` (string), ``_slice_0`` … ``_slice_{S−1}``
