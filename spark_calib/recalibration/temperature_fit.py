@@ -14,8 +14,10 @@ after.
 n, G and H at the nine β of ``FIRST_BETAS`` (one copy of a row per β, summed per fine group,
 the model version and every slice column, then per slice set from that small table). Each
 next pass joins each fine group to the β of its keys still searching (a broadcast) and sums
-G and H per group and slice set; the driver adds them up per key. A key stops as
-``temperature_search`` says, typically after two such passes.
+G, H and the next two derivatives (G″, G‴: the cumulants κ₃, κ₄ of
+``spark_calib.rows.temperature_terms``) per group and slice set; the driver adds them up per
+key. A key stops as ``temperature_search`` says, typically after one or two such passes (the
+third and fourth derivatives save one: two more class sums a row, no more exponentials).
 
 A key with fewer than ``min_fit_rows`` sampled fit rows takes its model version's ``overall``
 T̂ (``fallback`` true) and is not searched; ``overall`` is fitted on whatever fit rows it has.
@@ -58,8 +60,10 @@ from spark_calib.recalibration.temperature_search import (
 )
 from spark_calib.rows import canonical as row
 from spark_calib.rows.temperature_terms import (
+    cumulants,
     derivatives,
     exponential_columns,
+    higher_sums,
     projected_moments,
     shifted,
     shifted_logits,
@@ -126,8 +130,7 @@ def fit_temperatures(
             pending = {key: state for key, state in searched.items() if not state.done}
             sums = _newton_pass(sample, config, num_classes, groups, pending)
             for key, state in pending.items():
-                gradient, curvature = sums.get(key, (0.0, 0.0))
-                searched[key] = advance(state, gradient, curvature)
+                searched[key] = advance(state, *sums.get(key, (0.0, 0.0, 0.0, 0.0)))
     finally:
         sample.unpersist()
     fits: dict[Key, KeyFit] = {}
@@ -177,11 +180,18 @@ def _sample(rows: DataFrame, config: Config, num_classes: int, rate: float) -> D
     )
 
 
-def _class_sums(frame: DataFrame, num_classes: int, beta: Column, keys: list[str]) -> DataFrame:
-    """n, Σw·g and Σw·h at ``beta`` per ``keys``."""
+def _class_sums(
+    frame: DataFrame, num_classes: int, beta: Column, keys: list[str], higher: bool = False
+) -> DataFrame:
+    """n, Σw·g and Σw·h at ``beta`` per ``keys``; with ``higher`` also Σw·κ₃ (``_t``) and
+    Σw·κ₄ (``_q``)."""
     d = shifted(num_classes)
     exponentials = exponential_columns(d, beta)
     found, _ = projected_moments(d, beta)
+    extra = []
+    if higher:
+        third, fourth = higher_sums(d, beta)
+        extra = [third.alias("_s3"), fourth.alias("_s4")]
     projected = frame.select("*", *[e.alias(name) for name, e in exponentials.items()]).select(
         *keys,
         row.WEIGHT,
@@ -189,14 +199,20 @@ def _class_sums(frame: DataFrame, num_classes: int, beta: Column, keys: list[str
         found.total.alias("_s"),
         found.first.alias("_s1"),
         found.second.alias("_s2"),
+        *extra,
     )
-    terms = derivatives(F.col("_s"), F.col("_s1"), F.col("_s2"), d.true)
+    s, s1, s2 = F.col("_s"), F.col("_s1"), F.col("_s2")
+    terms = derivatives(s, s1, s2, d.true)
     weight = F.col(row.WEIGHT)
-    return projected.groupBy(*keys).agg(
+    sums = [
         F.count(F.lit(1)).alias("_n"),
         F.sum(weight * terms["g"]).alias("_g"),
         F.sum(weight * terms["h"]).alias("_h"),
-    )
+    ]
+    if higher:
+        more = cumulants(s, s1, s2, F.col("_s3"), F.col("_s4"))
+        sums += [F.sum(weight * more["t"]).alias("_t"), F.sum(weight * more["q"]).alias("_q")]
+    return projected.groupBy(*keys).agg(*sums)
 
 
 @dataclass
@@ -271,8 +287,8 @@ def _newton_pass(
     num_classes: int,
     groups: _Groups,
     pending: Mapping[Key, SearchState],
-) -> dict[Key, tuple[float, float]]:
-    """Key → (G, H) at its state's β, for the keys of ``pending``.
+) -> dict[Key, tuple[float, float, float, float]]:
+    """Key → (G, H, G″, G‴) at its state's β, for the keys of ``pending``.
 
     Each fine group is joined (a broadcast) to the β of its keys still searching, one struct
     per slice set; a row is copied once per such struct, after the join, and its G, H summed
@@ -299,13 +315,17 @@ def _newton_pass(
     )
     joined = sample.join(F.broadcast(table), on=condition, how="inner")
     copies = joined.select(*keep, row.WEIGHT, *shifted_names(num_classes), F.inline(_BETAS))
-    collected = _class_sums(copies, num_classes, F.col(BETA), [*keep, SLICE_SET]).collect()
-    sums: dict[Key, tuple[float, float]] = {}
+    collected = _class_sums(
+        copies, num_classes, F.col(BETA), [*keep, SLICE_SET], higher=True
+    ).collect()
+    sums: dict[Key, tuple[float, float, float, float]] = {}
+    names = ("_g", "_h", "_t", "_q")
     for r in collected:
         group = groups.index[tuple(r[name] for name in keep)]
         key = groups.keys[group][int(r[SLICE_SET])]
-        gradient, curvature = sums.get(key, (0.0, 0.0))
-        sums[key] = (gradient + float(r["_g"]), curvature + float(r["_h"]))
+        before = sums.get(key, (0.0, 0.0, 0.0, 0.0))
+        g, h, t, q = (b + float(r[name]) for b, name in zip(before, names, strict=True))
+        sums[key] = (g, h, t, q)
     return sums
 
 

@@ -17,6 +17,16 @@ per key at the β this search asks for; the search, on the driver, picks the nex
   square, about 10⁻¹² (each pass is a Spark job: a tighter rule would cost one more pass for
   digits nobody reads). It also stops when its bracket is narrower than
   ``RELATIVE_TOLERANCE``·β, or after ``MAX_PASSES`` passes.
+
+**Higher order, one pass fewer.** When a pass also sums the third and fourth derivatives,
+G″ = Σw·κ₃ and G‴ = Σw·κ₄ (``advance``'s ``third`` and ``fourth``), the step solves the cubic
+Taylor model G + H·δ + G″·δ²/2 + G‴·δ³/6 = 0 near the Newton step s = −G/H: Halley's step
+δ_H = s / (1 + s·G″/(2H)), then one Newton correction on the model, δ = δ_H − r/H with r the
+model's value at δ_H. The model's own error is of order s⁴, and |r/H| (of order s³) is the size
+of the last correction. A key stops at β + δ when |s| ≤ ``LOCAL_STEP``·β (the model holds) and
+|r/H| ≤ ``CORRECTION_TOLERANCE``·β: the error left is then of the order of |r/H|·|s|/β plus
+the s⁴ term, about 10⁻¹² relative for the steps met in practice (about 10⁻³·β). On the unit
+tests' logs this stops every key one pass earlier than the plain rule, at the same T̂ to 10⁻⁹.
 """
 
 from __future__ import annotations
@@ -38,6 +48,8 @@ FIRST_BETAS: tuple[float, ...] = tuple(
     float(b) for b in np.geomspace(BETA_MIN, BETA_MAX, FIRST_POINTS)
 )
 BISECTION_STEPS = 100
+LOCAL_STEP = 1e-2
+CORRECTION_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -103,8 +115,14 @@ def hermite_root(
     return float(np.exp(0.5 * (low + high))), k
 
 
-def advance(state: SearchState, gradient: float, curvature: float) -> SearchState:
-    """The state after G and H at ``state.beta``."""
+def advance(
+    state: SearchState,
+    gradient: float,
+    curvature: float,
+    third: float | None = None,
+    fourth: float | None = None,
+) -> SearchState:
+    """The state after G and H (and, when given, G″ and G‴) at ``state.beta``."""
     beta = state.beta
     passes = state.passes + 1
     if gradient == 0.0:
@@ -114,8 +132,26 @@ def advance(state: SearchState, gradient: float, curvature: float) -> SearchStat
     following = beta + step
     if abs(step) <= STEP_TOLERANCE * beta and low <= following <= high:
         return SearchState(low, high, following, passes, 1.0 / following, interior=True)
+    if third is not None and fourth is not None and abs(step) <= LOCAL_STEP * beta:
+        delta, correction = cubic_model_step(gradient, curvature, third, fourth)
+        following = beta + delta
+        if abs(correction) <= CORRECTION_TOLERANCE * beta and low <= following <= high:
+            return SearchState(low, high, following, passes, 1.0 / following, interior=True)
     if not low < following < high:
         following = math.sqrt(low * high)
     if high - low <= RELATIVE_TOLERANCE * low or passes >= MAX_PASSES:
         return SearchState(low, high, following, passes, 1.0 / following, interior=True)
     return SearchState(low, high, following, passes)
+
+
+def cubic_model_step(
+    gradient: float, curvature: float, third: float, fourth: float
+) -> tuple[float, float]:
+    """(δ, |r/H|): the root near 0 of G + H·δ + G″·δ²/2 + G‴·δ³/6 by Halley's step and one
+    Newton correction on the model, and the size of that correction (H > 0)."""
+    step = -gradient / curvature
+    ratio = step * third / (2.0 * curvature)
+    halley = step / (1.0 + ratio) if abs(ratio) < 0.5 else step
+    residual = gradient + curvature * halley + third * halley**2 / 2.0 + fourth * halley**3 / 6.0
+    correction = residual / curvature
+    return halley - correction, abs(correction)

@@ -6,6 +6,9 @@ e_j(β) = exp(β·d_j) and s(β) = Σ_j e_j(β) (≥ 1, so nothing overflows):
 - NLL(β) = log s(β) − β·d_y  (= logsumexp(β·z) − β·z_y);
 - g(β) = dNLL/dβ = Σ_j d_j e_j / s − d_y  (= E_p[z] − z_y);
 - h(β) = d²NLL/dβ² = Σ_j d_j² e_j / s − (Σ_j d_j e_j / s)²  (= Var_p(z) ≥ 0);
+- with the moments μ_m = Σ_j d_j^m e_j / s, the next two derivatives are the third and fourth
+  cumulants of d under p: dh/dβ = κ₃ = μ₃ − 3μ₁μ₂ + 2μ₁³ and d²h/dβ² = κ₄ = μ₄ − 4μ₁μ₃ − 3μ₂²
+  + 12μ₁²μ₂ − 6μ₁⁴ (since dμ_m/dβ = μ_{m+1} − μ_m·μ₁);
 - the top-label confidence max_k p_k = 1/s(β) (the arg max has d = 0);
 - the Brier term Σ_j (p_j − [j = y])² = Σ_j e_j² / s² − 2·e_y / s + 1.
 
@@ -133,6 +136,38 @@ def projected_moments(d: ShiftedLogits, beta: Column) -> tuple[Moments, Column]:
         second=total([x * x * e_j for x, e_j in pairs]),
     )
     return found, total([e_j * e_j for e_j in e])
+
+
+def higher_sums(d: ShiftedLogits, beta: Column) -> tuple[Column, Column]:
+    """Σ_j d_j³ e_j and Σ_j d_j⁴ e_j at ``beta``, reading the columns of
+    ``exponential_columns`` when the classes are unrolled."""
+    if d.unrolled is None:
+        return (
+            d.total(lambda x: x * x * x * F.exp(beta * x)),
+            d.total(lambda x: x * x * x * x * F.exp(beta * x)),
+        )
+    cubes = [x * x * x for x in d.unrolled]
+    e = [F.col(f"{EXPONENTIAL_PREFIX}{j}") for j in range(len(d.unrolled))]
+
+    def total(terms: list[Column]) -> Column:
+        return reduce(lambda left, right: left + right, terms)
+
+    return (
+        total([c * e_j for c, e_j in zip(cubes, e, strict=True)]),
+        total([c * x * e_j for c, x, e_j in zip(cubes, d.unrolled, e, strict=True)]),
+    )
+
+
+def cumulants(
+    total: Column, first: Column, second: Column, third: Column, fourth: Column
+) -> dict[str, Column]:
+    """κ₃ (``t``) and κ₄ (``q``) of d under p from the projected class sums: the third and
+    fourth derivatives of the row's NLL in β."""
+    m1, m2, m3, m4 = first / total, second / total, third / total, fourth / total
+    return {
+        "t": m3 - 3.0 * m1 * m2 + 2.0 * m1 * m1 * m1,
+        "q": m4 - 4.0 * m1 * m3 - 3.0 * m2 * m2 + 12.0 * m1 * m1 * m2 - 6.0 * m1 * m1 * m1 * m1,
+    }
 
 
 def derivatives(total: Column, first: Column, second: Column, true: Column) -> dict[str, Column]:

@@ -14,6 +14,7 @@ from spark_calib.recalibration.temperature_search import (
     MAX_PASSES,
     SearchState,
     advance,
+    cubic_model_step,
     hermite_root,
     start,
 )
@@ -30,11 +31,28 @@ def _derivatives(z: np.ndarray, y: np.ndarray, w: np.ndarray, beta: float) -> tu
     return float(np.sum(w * (mean - true))), float(np.sum(w * variance))
 
 
-def _search(z: np.ndarray, y: np.ndarray, w: np.ndarray) -> SearchState:
+def _higher_derivatives(
+    z: np.ndarray, y: np.ndarray, w: np.ndarray, beta: float
+) -> tuple[float, float, float, float]:
+    """G, H and G″ = Σw·E_p[(z − E_p z)³], G‴ = Σw·(E_p[(z − E_p z)⁴] − 3·Var_p(z)²): the
+    third and fourth cumulants as central moments (the library sums raw moments)."""
+    p = softmax(beta * z, axis=1)
+    centred = z - (p * z).sum(axis=1, keepdims=True)
+    variance = (p * centred**2).sum(axis=1)
+    third = (p * centred**3).sum(axis=1)
+    fourth = (p * centred**4).sum(axis=1) - 3.0 * variance**2
+    gradient, curvature = _derivatives(z, y, w, beta)
+    return gradient, curvature, float(np.sum(w * third)), float(np.sum(w * fourth))
+
+
+def _search(z: np.ndarray, y: np.ndarray, w: np.ndarray, higher: bool = False) -> SearchState:
     first = np.array([_derivatives(z, y, w, beta) for beta in FIRST_BETAS])
     state = start(first[:, 0], first[:, 1])
     while not state.done:
-        state = advance(state, *_derivatives(z, y, w, state.beta))
+        if higher:
+            state = advance(state, *_higher_derivatives(z, y, w, state.beta))
+        else:
+            state = advance(state, *_derivatives(z, y, w, state.beta))
     return state
 
 
@@ -55,6 +73,49 @@ def test_newton_search_finds_the_minimiser_of_the_weighted_nll(true_temperature:
     assert state.temperature is not None
     gradient, curvature = _derivatives(z, y, w, 1.0 / state.temperature)
     assert abs(gradient / curvature) < 1e-9 / state.temperature
+
+
+@pytest.mark.parametrize("classes", [3, 10, 100])
+@pytest.mark.parametrize("true_temperature", [0.06, 0.3, 0.7, 1.6, 2.5, 8.0])
+def test_the_third_and_fourth_derivatives_save_a_pass_at_the_same_temperature(
+    true_temperature: float, classes: int
+) -> None:
+    rng = np.random.default_rng(int(true_temperature * 100) + classes)
+    n = 3000
+    z = rng.normal(0.0, 3.0, size=(n, classes))
+    p = softmax(z / true_temperature, axis=1)
+    y = np.minimum((p.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1), classes - 1)
+    w = rng.uniform(0.2, 3.0, size=n)
+    newton = _search(z, y, w)
+    higher = _search(z, y, w, higher=True)
+    assert higher.interior and newton.interior
+    assert higher.passes <= newton.passes - 1
+    assert higher.temperature == pytest.approx(newton.temperature, rel=1e-9)
+    assert higher.temperature == pytest.approx(exact_temperature(z, y, w), rel=1e-7)
+    assert higher.temperature is not None
+    gradient, curvature = _derivatives(z, y, w, 1.0 / higher.temperature)
+    assert abs(gradient / curvature) < 1e-9 / higher.temperature
+
+
+def test_the_cubic_model_step_is_the_root_of_the_cubic() -> None:
+    # G(δ) = −0.01 + δ + 0.5·δ²/2 + 0.3·δ³/6 has one real root near the Newton step 0.01.
+    roots = np.roots([0.3 / 6, 0.5 / 2, 1.0, -0.01])
+    root = float(roots[np.argmin(np.abs(roots - 0.01))].real)
+    delta, correction = cubic_model_step(-0.01, 1.0, 0.5, 0.3)
+    # Halley's step s/(1 + s·G″/(2H)) leaves the model at a value of order s³: the correction.
+    halley = 0.01 / (1 + 0.01 * 0.5 / 2)
+    residual = -0.01 + halley + 0.5 * halley**2 / 2 + 0.3 * halley**3 / 6
+    assert correction == pytest.approx(abs(residual), rel=1e-12)
+    assert 1e-8 < correction < 1e-6
+    # The corrected step's error is of the order of the correction times s·G″/H = 0.005.
+    assert abs(delta - root) <= 2 * correction * 0.01 * 0.5
+    assert abs(halley - root) > 100 * abs(delta - root)
+
+
+def test_a_far_step_ignores_the_higher_derivatives() -> None:
+    # A Newton step of 10 % of β is outside the cubic model's range: plain Newton, not done.
+    state = advance(SearchState(0.5, 2.0, 1.0), -0.1, 1.0, 0.0, 0.0)
+    assert not state.done and state.beta == pytest.approx(1.1)
 
 
 def test_a_gradient_of_one_sign_gives_a_bound() -> None:
