@@ -9,7 +9,8 @@ per key at the β this search asks for; the search, on the driver, picks the nex
   G(β_max) ≤ 0 the bound T̂ = T_MIN (no interior minimum, as for an all-correct key).
   Otherwise the root lies between the first two points with G_k < 0 ≤ G_{k+1}, the bracket,
   and the search starts at the root of the cubic Hermite interpolant of G in log β there
-  (values G, slopes dG/d log β = β·H): close enough that two Newton steps usually finish;
+  (values G, slopes dG/d log β = β·H): close enough that two Newton steps, or one step of
+  the cubic model (below), usually finish;
 - each next β is the Newton step β − G/H, or the bracket's geometric midpoint when that step
   leaves the bracket or H = 0; each evaluation narrows the bracket by the sign of G;
 - a key stops when its Newton step is at most ``STEP_TOLERANCE``·β: it then takes β − G/H.
