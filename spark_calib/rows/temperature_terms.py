@@ -43,9 +43,14 @@ class ShiftedLogits:
     def total(self, term: Callable[[Column], Column]) -> Column:
         """Σ_j term(d_j)."""
         if self.unrolled is not None:
-            return reduce(lambda left, right: left + right, [term(d) for d in self.unrolled])
+            return _added([term(d) for d in self.unrolled])
         assert self.array is not None
         return array_sum(F.transform(self.array, term))
+
+
+def _added(terms: list[Column]) -> Column:
+    """The sum of ``terms`` as one expression."""
+    return reduce(lambda left, right: left + right, terms)
 
 
 def shift_columns(num_classes: int) -> list[str]:
@@ -127,15 +132,12 @@ def projected_moments(d: ShiftedLogits, beta: Column) -> tuple[Moments, Column]:
     e = [F.col(f"{EXPONENTIAL_PREFIX}{j}") for j in range(len(d.unrolled))]
     pairs = list(zip(d.unrolled, e, strict=True))
 
-    def total(terms: list[Column]) -> Column:
-        return reduce(lambda left, right: left + right, terms)
-
     found = Moments(
-        total=total(e),
-        first=total([x * e_j for x, e_j in pairs]),
-        second=total([x * x * e_j for x, e_j in pairs]),
+        total=_added(e),
+        first=_added([x * e_j for x, e_j in pairs]),
+        second=_added([x * x * e_j for x, e_j in pairs]),
     )
-    return found, total([e_j * e_j for e_j in e])
+    return found, _added([e_j * e_j for e_j in e])
 
 
 def higher_sums(d: ShiftedLogits, beta: Column) -> tuple[Column, Column]:
@@ -149,12 +151,9 @@ def higher_sums(d: ShiftedLogits, beta: Column) -> tuple[Column, Column]:
     cubes = [x * x * x for x in d.unrolled]
     e = [F.col(f"{EXPONENTIAL_PREFIX}{j}") for j in range(len(d.unrolled))]
 
-    def total(terms: list[Column]) -> Column:
-        return reduce(lambda left, right: left + right, terms)
-
     return (
-        total([c * e_j for c, e_j in zip(cubes, e, strict=True)]),
-        total([c * x * e_j for c, x, e_j in zip(cubes, d.unrolled, e, strict=True)]),
+        _added([c * e_j for c, e_j in zip(cubes, e, strict=True)]),
+        _added([c * x * e_j for c, x, e_j in zip(cubes, d.unrolled, e, strict=True)]),
     )
 
 
