@@ -112,6 +112,14 @@ def test_the_cubic_model_step_is_the_root_of_the_cubic() -> None:
     assert abs(halley - root) > 100 * abs(delta - root)
 
 
+def test_a_strongly_curved_model_starts_from_the_newton_step() -> None:
+    # s·G″/(2H) = 0.01·200/2 = 1: Halley's denominator is not trusted, so the correction
+    # starts from s = 0.01, where the model is −0.01 + 0.01 + 200·10⁻⁴/2 = 0.01.
+    delta, correction = cubic_model_step(-0.01, 1.0, 200.0, 0.0)
+    assert delta == pytest.approx(0.0, abs=1e-15)
+    assert correction == pytest.approx(0.01, rel=1e-12)
+
+
 def test_a_far_step_ignores_the_higher_derivatives() -> None:
     # A Newton step of 10 % of β is outside the cubic model's range: plain Newton, not done.
     state = advance(SearchState(0.5, 2.0, 1.0), -0.1, 1.0, 0.0, 0.0)
