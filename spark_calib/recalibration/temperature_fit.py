@@ -75,6 +75,7 @@ BETA = "_beta"
 _POINT = "_point"
 _RAW = "_raw"
 _BETAS = "_betas"
+_FIT_ROW = "_fit_row"
 HASH_RANGE = 1 << 30
 
 
@@ -118,7 +119,8 @@ def fit_temperatures(
     recalibration = config.recalibration
     assert recalibration is not None
     rate = sample_rate(valid_rows, recalibration.max_fit_rows)
-    sample = _sample(rows, config, num_classes, rate).persist(StorageLevel.MEMORY_AND_DISK)
+    cached = _sample(rows, config, num_classes, rate).persist(StorageLevel.MEMORY_AND_DISK)
+    sample = _fit_rows(cached)
     try:
         counts, states, groups = _first_pass(sample, config, sets, num_classes)
         searched = {
@@ -132,7 +134,7 @@ def fit_temperatures(
             for key, state in pending.items():
                 searched[key] = advance(state, *sums.get(key, (0.0, 0.0, 0.0, 0.0)))
     finally:
-        sample.unpersist()
+        cached.unpersist()
     fits: dict[Key, KeyFit] = {}
     for key, n in counts.items():
         overall = searched.get((key[0], OVERALL_SLICE_NAME, OVERALL_SLICE_VALUE))
@@ -164,20 +166,32 @@ def _own_fit(key: Key, n: int, min_fit_rows: int) -> bool:
 
 
 def _sample(rows: DataFrame, config: Config, num_classes: int, rate: float) -> DataFrame:
-    """The sampled valid fit rows: model version, slice columns, weight and shifted logits.
+    """The rows the code chooses: model version, slice columns, weight, shifted logits, and
+    the reason and whether the row is a fit row, which ``_fit_rows`` selects on.
 
-    The code's filter comes first, so a row the sample leaves out is neither checked nor
-    shifted (Spark evaluates the combined filter left to right)."""
+    Only the code is tested here, so a row the sample leaves out is neither checked nor
+    shifted, and a chosen row is checked once. Testing the reason here too would check it
+    twice: Spark pushes the filter below the projection that computes the reason, as a copy
+    of its expression, and still computes the reason for the masked columns."""
     if rate < 1.0:
         code = F.pmod(F.col(row.ROW_CODE), F.lit(HASH_RANGE))
         rows = rows.where(code < F.lit(int(rate * HASH_RANGE)))
-    fit = F.col(row.FIT) != 0 if row.FIT in rows.columns else F.lit(True)
+    fit = F.coalesce(F.col(row.FIT) != 0, F.lit(False)) if row.FIT in rows.columns else F.lit(True)
     shifted_columns = shifted_logits(F.col(row.LOGITS), F.col(row.LABEL), num_classes)
-    return rows.where(F.col(row.REASON).isNull() & fit).select(
+    return rows.select(
         *_group_columns(config),
         row.WEIGHT,
         *[expression.alias(name) for name, expression in shifted_columns.items()],
+        row.REASON,
+        fit.alias(_FIT_ROW),
     )
+
+
+def _fit_rows(cached: DataFrame) -> DataFrame:
+    """The valid fit rows of the cached sample (a filter over the cache, not pushed into it),
+    without the reason and the fit flag."""
+    kept = [name for name in cached.columns if name not in (row.REASON, _FIT_ROW)]
+    return cached.where(F.col(row.REASON).isNull() & F.col(_FIT_ROW)).select(*kept)
 
 
 def _class_sums(

@@ -452,3 +452,37 @@ def test_crossed_slice_sets_score_each_key_under_the_deployed_map(
                 assert row.parameters["temperature"] == pytest.approx(exact, rel=1e-7)
             checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize("with_fit", [True, False])
+def test_invalid_rows_and_rows_without_a_fit_value_are_not_fitted(
+    spark: SparkSession, with_fit: bool
+) -> None:
+    # The sample caches the rows its code chooses with their reason and fit flag, and the
+    # passes read only the valid fit rows: an invalid row (non-finite or short logits, a bad
+    # label, a negative weight) or, with ``fit``, a row whose fit column is null must not
+    # reach the sums. Without ``fit`` every valid row is a fit row.
+    pdf = _log(11, 1_500)
+    pdf = pdf[pdf.mv == "v2"].reset_index(drop=True)
+    bad = pdf.iloc[:8].copy()
+    bad["split"] = "val"
+    bad.at[0, "z"] = np.array([np.nan, 0.0, 0.0, 0.0, 0.0])
+    bad.at[1, "z"] = np.array([np.inf, 0.0, 0.0, 0.0, 0.0])
+    bad.at[2, "z"] = np.array([1.0, 0.0, 0.0])
+    bad.at[3, "y"] = CLASSES
+    bad.at[4, "w"] = -1.0
+    bad.loc[5:7, "split"] = None
+    log = pd.concat([pdf, bad], ignore_index=True)
+    recalibration = dict(CONFIG["recalibration"])
+    if not with_fit:
+        del recalibration["fit"]
+    config = {**CONFIG, "slices": [[]], "max_invalid_fraction": 0.01}
+    config["recalibration"] = recalibration
+    result = evaluate(spark.createDataFrame(log), config)
+    assert result.recalibration is not None
+    assert result.n_invalid == 5
+    row = _row(result.recalibration.toPandas(), "v2", "")
+    fit = pdf[pdf.split == "val"] if with_fit else pd.concat([pdf, bad.iloc[5:]])
+    assert row.n_fit == len(fit)
+    exact = ref.exact_temperature(*_arrays(fit))
+    assert row.parameters["temperature"] == pytest.approx(exact, rel=1e-7)
