@@ -7,8 +7,9 @@ counted, all model versions together (r = 1 with ``max_fit_rows: null``). The ch
 on the row's values only, so a rerun keeps the same rows. The sample holds about r times the
 fit rows: at most ``max_fit_rows`` in expectation, that many when every valid row is a fit
 row, fewer when ``fit`` selects a part of them. Every model version (every day of a
-backfill) is sampled at the same rate. The sample is cached for the passes and released
-after.
+backfill) is sampled at the same rate. The chosen rows are cached with their reason and fit
+flag, and the passes read the valid fit rows off the cache (``_fit_rows``); the cache is
+released after.
 
 **Passes.** The first sums, per key (model version × slice set × value), the sampled fit rows'
 n, G and H at the nine β of ``FIRST_BETAS`` (one copy of a row per β, summed per fine group,
