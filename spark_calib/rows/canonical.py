@@ -139,7 +139,7 @@ def with_reason(
     checks, in the same order, as the statistics' ``_reason``."""
     inputs = Inputs(df.columns)
     terms = task_terms(config, types, num_classes, inputs)
-    reason = first_failure(_all_checks(config, terms, inputs))
+    reason = first_failure(_all_checks(config, terms, inputs), terms.guard)
     own = [input_col(own_name) for own_name in df.columns]
     return df.select(*own, *inputs.projection()).select(*own, column(reason, name))
 
@@ -171,7 +171,7 @@ def canonical_rows(
         input_col(name).alias(slice_key(index)) for index, name in enumerate(config.slice_columns())
     ]
     row_terms = _row_terms(config, terms, needs, num_classes, inputs)
-    reason = first_failure(_all_checks(config, terms, inputs))
+    reason = first_failure(_all_checks(config, terms, inputs), terms.guard)
     weight = _weight(config, inputs)
     # Not masked by the reason: a filter on the code alone then runs before the row's checks.
     code = [_row_code(config).alias(ROW_CODE)] if needs.logits else []

@@ -292,6 +292,10 @@ def array_max(x: object) -> Sql:
     return _call("array_max", x)
 
 
+def array_min(x: object) -> Sql:
+    return _call("array_min", x)
+
+
 def array_position(x: object, value: object) -> Sql:
     return _call("array_position", x, value)
 

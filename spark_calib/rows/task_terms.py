@@ -39,12 +39,14 @@ from spark_calib.rows.inputs import Inputs
 from spark_calib.rows.internal_sql import Sql
 from spark_calib.rows.validation import (
     Check,
+    Guard,
     class_index_checks,
     finite_checks,
     logit_vector_checks,
     non_finite_checks,
     probability_checks,
     probability_vector_checks,
+    probability_vector_guard,
 )
 
 
@@ -56,6 +58,7 @@ class TaskTerms:
     log(max(p_k, ε)) from probabilities (what temperature scaling divides)."""
 
     checks: list[Check]
+    guard: Guard | None = None
     confidence: Sql | None = None
     correct: Sql | None = None
     outcome: Sql | None = None
@@ -122,10 +125,15 @@ def _multiclass_terms(
     if columns.probs is not None:
         probs = as_doubles(inputs.ref(columns.probs), types["probs"])
         vector_checks = probability_vector_checks(probs, num_classes, config.sum_tolerance)
+        guard = Guard(
+            probability_vector_guard(probs, num_classes, config.sum_tolerance),
+            covers=len(vector_checks),
+        )
     else:
         assert columns.logits is not None
         logits = as_doubles(inputs.ref(columns.logits), types["logits"])
         vector_checks = logit_vector_checks(logits, num_classes)
+        guard = None
         probs = softmax(logits)
     raw_label = inputs.ref(columns.label)
     if isinstance(types["label"], StringType):
@@ -151,7 +159,9 @@ def _multiclass_terms(
     predicted = first_argmax(probs)
     correct = (predicted == label).cast("double")
     return TaskTerms(
+        # The guard covers the vector checks, which come first.
         checks=[*vector_checks, *label_checks],
+        guard=guard,
         confidence=F.array_max(probs),
         correct=correct,
         outcome=correct,

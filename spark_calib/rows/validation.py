@@ -3,11 +3,18 @@ renamed input columns (``spark_calib.rows.inputs``): the first failing check nam
 
 Checks run in a fixed order (prediction columns, then label-like columns, then the weight), and
 a row gets the reason of the first one it fails, so that valid + Σ_reason invalid = input rows.
+
+A ``Guard`` may stand before the leading checks: a condition that, when true, implies that all
+of them pass. The per-element checks of a probability vector are higher-order functions, which
+Spark evaluates row by row outside its generated code; the guard tests the same properties with
+compiled array functions (``array_min``, ``array_max``), so a valid row (nearly every row) skips
+them, and a row the guard does not clear runs every check in order, as without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from spark_calib.rows import internal_sql as F
 from spark_calib.rows.arrays import array_sum
@@ -16,8 +23,27 @@ from spark_calib.rows.internal_sql import Sql
 Check = tuple[Sql, str]
 
 
-def first_failure(checks: Sequence[Check]) -> Sql:
-    """The reason (string) of the first check whose condition is true, else null (valid)."""
+@dataclass(frozen=True)
+class Guard:
+    """``clean`` true implies that the first ``covers`` checks of the list all pass (false or
+    null says nothing)."""
+
+    clean: Sql
+    covers: int
+
+
+def first_failure(checks: Sequence[Check], guard: Guard | None = None) -> Sql:
+    """The reason (string) of the first check whose condition is true, else null (valid).
+
+    With ``guard``: CASE WHEN clean THEN (the first failure of the checks after those it
+    covers) ELSE (the first failure of all) END, the same reason for every row."""
+    if guard is not None:
+        rest = _first_failure(checks[guard.covers :])
+        return F.when(guard.clean, rest).otherwise(_first_failure(checks))
+    return _first_failure(checks)
+
+
+def _first_failure(checks: Sequence[Check]) -> Sql:
     if not checks:
         return F.lit(None).cast("string")
     condition, reason = checks[0]
@@ -69,6 +95,20 @@ def probability_vector_checks(probs: Sql, num_classes: int, tolerance: float) ->
         (F.exists(probs, lambda p: (p < 0.0) | (p > 1.0)), "probability_out_of_range"),
         (F.abs(array_sum(probs) - 1.0) > tolerance, "probs_not_normalized"),
     ]
+
+
+def probability_vector_guard(probs: Sql, num_classes: int, tolerance: float) -> Sql:
+    """True only when every check of ``probability_vector_checks`` passes: the vector is not
+    null, has K elements, min ≥ 0 and max ≤ 1 (Spark orders NaN above every number, so a NaN
+    makes max ≤ 1 false; the minimum and maximum skip null elements, but a null element makes
+    the sum null) and |Σ_k p_k − 1| ≤ tolerance."""
+    return (
+        probs.isNotNull()
+        & (F.size(probs) == num_classes)
+        & (F.array_min(probs) >= 0.0)
+        & (F.array_max(probs) <= 1.0)
+        & (F.abs(array_sum(probs) - 1.0) <= tolerance)
+    )
 
 
 def logit_vector_checks(logits: Sql, num_classes: int) -> list[Check]:

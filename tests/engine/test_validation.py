@@ -101,6 +101,49 @@ def test_multiclass_probability_reasons(spark: SparkSession) -> None:
     }
 
 
+def test_multiclass_probability_edge_values_and_check_order(spark: SparkSession) -> None:
+    # A valid probability vector skips its per-element checks (a guard of compiled array
+    # functions, spark_calib.rows.validation.Guard): these rows sit on the guard's edges, and
+    # each must get the reason of its first failing check, in the order vector, label, weight.
+    rows = [
+        (1, [-0.0, 0.5, 0.5], 0.0, 1.0),  # valid: −0.0 is in [0, 1]
+        (2, [1.0, 0.0, 0.0], 2.0, 0.0),  # valid: the bounds, a weight of 0
+        (3, [NAN, NAN, NAN], 0.0, 1.0),
+        (4, [None, None, None], 0.0, 1.0),
+        (5, [0.5, None, 0.5], 7.0, -1.0),  # the vector fails first
+        (6, [INF, 0.0, 0.0], 0.0, 1.0),
+        (7, [-INF, 1.0, 1.0], 0.0, 1.0),
+        (8, [0.5, 0.5, 1e-7], 1.0, 1.0),  # valid: sum within 1e-6
+        (9, [0.5, 0.5, 2e-6], 1.0, 1.0),
+        (10, [0.2, 0.3, 0.5], 1.0, -1.0),  # a valid vector: the weight fails
+        (11, [0.2, 0.3, 0.5], None, NAN),  # the label fails before the weight
+        (12, [0.2, 0.8, 0.0, 0.0], 1.0, 1.0),  # sums to 1, in range, one class too many
+        (13, [1.2, -0.2, 0.0], 0.0, 1.0),  # sums to 1, out of range
+        (14, [NAN, 0.5, 0.5], 0.0, -1.0),
+    ]
+    df = spark.createDataFrame(rows, "id int, p array<double>, y double, w double")
+    config = {
+        "task": "multiclass",
+        "columns": {"probs": "p", "label": "y", "weight": "w"},
+        "num_classes": 3,
+    }
+    reasons, n_rows, n_invalid = reasons_by_id(df, config)
+    assert reasons == {
+        3: "nan_probability",
+        4: "null_probability",
+        5: "null_probability",
+        6: "probability_out_of_range",
+        7: "probability_out_of_range",
+        9: "probs_not_normalized",
+        10: "negative_weight",
+        11: "null_label",
+        12: "wrong_length_probs",
+        13: "probability_out_of_range",
+        14: "nan_probability",
+    }
+    assert (n_rows, n_invalid) == (14, 11)
+
+
 def test_multiclass_logit_and_string_label_reasons(spark: SparkSession) -> None:
     rows = [
         (1, None, "a"),
