@@ -34,6 +34,7 @@ from pyspark.sql.types import DataType, MapType
 
 from spark_calib.config import Config
 from spark_calib.rows import internal_sql as F
+from spark_calib.rows import sql_statement as Q
 from spark_calib.rows.arrays import array_sum
 from spark_calib.rows.binning import bin_index
 from spark_calib.rows.cells import cell_index, logit
@@ -42,7 +43,7 @@ from spark_calib.rows.coverage import coverage_bucket, interval_levels
 from spark_calib.rows.days import day_keyed_version
 from spark_calib.rows.fit_rows import fit_condition
 from spark_calib.rows.inputs import Inputs
-from spark_calib.rows.internal_sql import Sql, column, internal_expr
+from spark_calib.rows.internal_sql import Sql, column
 from spark_calib.rows.needs import RowNeeds
 from spark_calib.rows.task_terms import TaskTerms, task_terms
 from spark_calib.rows.validation import Check, first_failure, weight_checks
@@ -156,8 +157,9 @@ def canonical_rows(
     expression), ``_model_version`` is the day-keyed version of ``spark_calib.rows.days``, so
     every key of the statistics and of the outputs is one day's.
 
-    Two projections: the input columns the terms read, renamed (``spark_calib.rows.inputs``),
-    then the terms as internal SQL over them (one JVM round trip per column)."""
+    Two steps: a projection of the input columns the terms read, renamed
+    (``spark_calib.rows.inputs``), then the terms as internal SQL over them, with the invalid
+    rows masked, in one statement (``spark_calib.rows.sql_statement``)."""
     inputs = Inputs()
     terms = task_terms(config, types, num_classes, inputs)
     model_version = (
@@ -179,28 +181,34 @@ def canonical_rows(
     staged = df.select(
         *inputs.projection(), model_version.alias(MODEL_VERSION), *slices, *bucket, *code
     )
-    projected = staged.select(
-        column(reason, REASON),
-        MODEL_VERSION,
-        *[slice_key(index) for index in range(len(slices))],
-        column(weight, WEIGHT),
-        *[column(expression, name) for name, expression in row_terms.items()],
-        *([BUCKET] if bucket else []),
-        *([ROW_CODE] if code else []),
+    slice_keys = [slice_key(index) for index in range(len(slices))]
+    projected = Q.select(
+        Q.source(staged),
+        [
+            (reason, REASON),
+            MODEL_VERSION,
+            *slice_keys,
+            (weight, WEIGHT),
+            *[(expression, name) for name, expression in row_terms.items()],
+            *([BUCKET] if bucket else []),
+            *([ROW_CODE] if code else []),
+        ],
     )
     valid = F.col(REASON).isNull()
-    # Internal SQL: one JVM round trip per column rather than one per Column operation.
-    masked = [
-        internal_expr("CASE WHEN {r} IS NULL THEN {c} END", name, r=REASON, c=name)
-        for name in (WEIGHT, *row_terms)
-    ]
-    return projected.select(
-        REASON,
-        MODEL_VERSION,
-        *[slice_key(index) for index in range(len(slices))],
-        *masked,
-        *_derived_keys(config, terms, needs, valid),
-        *([ROW_CODE] if code else []),
+    masked: list[Q.Item] = [(F.when(valid, F.col(name)), name) for name in (WEIGHT, *row_terms)]
+    return Q.run(
+        staged,
+        Q.select(
+            projected,
+            [
+                REASON,
+                MODEL_VERSION,
+                *slice_keys,
+                *masked,
+                *_derived_keys(config, terms, needs, valid),
+                *([ROW_CODE] if code else []),
+            ],
+        ),
     )
 
 
@@ -312,29 +320,31 @@ def _weighted_terms(terms: TaskTerms, weight: Sql) -> dict[str, Sql]:
     return found
 
 
-def _derived_keys(config: Config, terms: TaskTerms, needs: RowNeeds, valid: Sql) -> list[Column]:
+def _derived_keys(
+    config: Config, terms: TaskTerms, needs: RowNeeds, valid: Sql
+) -> list[tuple[Sql, str]]:
     """The bin keys, null for invalid rows. They read the projected (not yet masked) columns,
     so each is guarded by ``valid``: CASE WHEN evaluates a branch only for the rows that take
     it, so an invalid score (±inf, NaN) never reaches ``floor`` (which fails on ±inf)."""
-    keys: list[Column] = []
+    keys: list[tuple[Sql, str]] = []
     if config.uncertainty.jackknife:
-        keys.append(column(F.when(valid, F.col(BUCKET)), BUCKET))
+        keys.append((F.when(valid, F.col(BUCKET)), BUCKET))
     if config.task == "regression":
         if terms.sigma is not None:
             bucket = coverage_bucket(F.col("_error"), F.col("_sigma"), interval_levels(config))
-            keys.append(column(F.when(valid, bucket), BIN))
+            keys.append((F.when(valid, bucket), BIN))
         return keys
     confidence_bin = bin_index(F.col(CONFIDENCE), config.binning.n_bins, config.binning.edges)
-    keys.append(column(F.when(valid, confidence_bin), BIN))
+    keys.append((F.when(valid, confidence_bin), BIN))
     score = F.col(SCORE)
     if needs.cells:
-        keys.append(column(F.when(valid, cell_index(score)), CELL))
+        keys.append((F.when(valid, cell_index(score)), CELL))
     if needs.threshold_bin:
         reached = [(score >= F.lit(t)).cast("int") for t in sorted(config.thresholds)]
         total = reached[0]
         for term in reached[1:]:
             total = total + term
-        keys.append(column(F.when(valid, total), THRESHOLD_BIN))
+        keys.append((F.when(valid, total), THRESHOLD_BIN))
     return keys
 
 

@@ -3,10 +3,10 @@
 Building a Column costs one JVM round trip per operation (about 1 ms each, warm, with the
 function lookup); the same expression as SQL text is one round trip for the whole column. The
 library otherwise composes Column expressions only, so that no user column name or value is
-ever parsed as SQL (``tests/jobs/test_input_zoo.py`` holds it to that): this module is the one
-exception, and its text reads internal identifiers only.
+ever parsed as SQL (``tests/jobs/test_input_zoo.py`` holds it to that): this module and
+``sql_statement`` (which runs this text as one statement) are the exceptions, and their text
+reads internal identifiers only.
 
-- ``internal_expr`` fills a template with quoted internal names.
 - ``Sql`` is a Column look-alike (the operators, ``cast``, ``try_cast``, ``isNull``, ``isin``,
   ``when``/``otherwise``) whose functions below carry the names and meaning of
   ``pyspark.sql.functions``'. A row helper written against ``functions_for(x)`` builds either:
@@ -14,7 +14,8 @@ exception, and its text reads internal identifiers only.
   Column at the end.
 
 ``col`` and every quoted name are checked against ``IDENTIFIER``; a string literal may hold
-only ``LITERAL`` characters; a float is written as an exact double literal. Anything else is
+only ``LITERAL`` characters (``string`` writes an engine constant's backslashes as
+``char(92)``); a float is written as an exact double literal. Anything else is
 refused with ``ValueError``: user names and values reach SQL text only as Columns computed
 first (``spark_calib.rows.canonical`` renames the input columns it reads).
 """
@@ -46,13 +47,6 @@ def quoted(name: str) -> str:
     if not IDENTIFIER.fullmatch(name):
         raise ValueError(f"not an internal column name: {name!r}")
     return f"`{name}`"
-
-
-def internal_expr(template: str, alias: str, **names: str) -> Column:
-    """``template`` with each ``{key}`` replaced by the quoted internal name ``names[key]``,
-    as a Column named ``alias`` (also internal)."""
-    text = template.format(**{key: quoted(name) for key, name in names.items()})
-    return F.expr(f"{text} AS {quoted(alias)}")
 
 
 class Sql:
@@ -216,6 +210,21 @@ def lit(value: object) -> Sql:
     raise ValueError(f"not an internal literal: {value!r}")
 
 
+def string(value: str) -> Sql:
+    """An engine constant string that may hold backslashes, which ``lit`` refuses (their
+    meaning in a SQL literal depends on the parser's settings): each backslash is written as
+    ``char(92)``, the rest as ``lit`` pieces."""
+    parts: list[str] = []
+    for index, piece in enumerate(value.split("\\")):
+        if index:
+            parts.append("char(92)")
+        if piece:
+            parts.append(lit(piece).text)
+    if not parts:
+        return lit("")
+    return Sql(parts[0]) if len(parts) == 1 else Sql(f"concat({', '.join(parts)})")
+
+
 def when(condition: object, value: object) -> Case:
     return Case(((text_of(condition), text_of(value)),))
 
@@ -233,6 +242,22 @@ def typed_null(x: object) -> Sql:
 
 def concat(*xs: object) -> Sql:
     return _call("concat", *xs)
+
+
+def concat_ws(separator: object, *xs: object) -> Sql:
+    return _call("concat_ws", separator, *xs)
+
+
+def coalesce(*xs: object) -> Sql:
+    return _call("coalesce", *xs)
+
+
+def replace(x: object, search: object, replacement: object) -> Sql:
+    return _call("replace", x, search, replacement)
+
+
+def element_at(x: object, index: object) -> Sql:
+    return _call("element_at", x, index)
 
 
 def _call(name: str, *arguments: object) -> Sql:

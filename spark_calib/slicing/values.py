@@ -11,6 +11,7 @@ unambiguous even for values that contain the separator, the escape, or the text 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -22,6 +23,10 @@ from spark_calib.constants import (
     SLICE_NULL_TOKEN,
     SLICE_SEPARATOR,
 )
+from spark_calib.rows import internal_sql as S
+from spark_calib.rows.internal_sql import functions_for
+
+E = TypeVar("E", Column, S.Sql)
 
 
 def escape_text(text: str) -> str:
@@ -38,14 +43,19 @@ def slice_name(columns: Sequence[str]) -> str:
     return SLICE_SEPARATOR.join(escape_text(name) for name in columns)
 
 
-def slice_value_expression(values: Sequence[Column]) -> Column:
-    """The encoded slice_value of a row whose slice columns are ``values`` (any atomic type)."""
+def slice_value_expression(values: Sequence[E]) -> E:
+    """The encoded slice_value of a row whose slice columns are ``values`` (any atomic type;
+    Columns, or internal SQL text, and the result of the same kind)."""
     if not values:
-        return F.lit(OVERALL_SLICE_VALUE)
+        return F.lit(OVERALL_SLICE_VALUE)  # type: ignore[return-value]
+    fn = functions_for(values[0])
     encoded = [
-        F.coalesce(_escape(value.cast("string")), F.lit(SLICE_NULL_TOKEN)) for value in values
+        fn.coalesce(_escape(value.cast("string")), _string(fn, SLICE_NULL_TOKEN))
+        for value in values
     ]
-    return F.concat_ws(SLICE_SEPARATOR, *encoded)
+    # F.concat_ws takes its separator as a Python string.
+    separator = S.string(SLICE_SEPARATOR) if fn is S else SLICE_SEPARATOR
+    return fn.concat_ws(separator, *encoded)
 
 
 def decode_slice_value(encoded: str, n_columns: int) -> list[str | None]:
@@ -76,6 +86,15 @@ def decode_slice_value(encoded: str, n_columns: int) -> list[str | None]:
     return values
 
 
-def _escape(value: Column) -> Column:
-    doubled = F.replace(value, F.lit(SLICE_ESCAPE), F.lit(SLICE_ESCAPE * 2))
-    return F.replace(doubled, F.lit(SLICE_SEPARATOR), F.lit(SLICE_ESCAPE + SLICE_SEPARATOR))
+def _escape(value: E) -> E:
+    fn = functions_for(value)
+    doubled = fn.replace(value, _string(fn, SLICE_ESCAPE), _string(fn, SLICE_ESCAPE * 2))
+    return fn.replace(
+        doubled, _string(fn, SLICE_SEPARATOR), _string(fn, SLICE_ESCAPE + SLICE_SEPARATOR)
+    )
+
+
+def _string(fn: Any, value: str) -> Any:
+    """A constant string of the encoding: a Column literal, or internal SQL text (whose
+    backslashes ``internal_sql.string`` writes as ``char(92)``)."""
+    return S.string(value) if fn is S else F.lit(value)

@@ -27,8 +27,9 @@ from pyspark.sql import functions as F
 from spark_calib.config import Config
 from spark_calib.rows import canonical as row
 from spark_calib.rows import internal_sql as S
+from spark_calib.rows import sql_statement as Q
 from spark_calib.rows.binning import bin_index
-from spark_calib.rows.internal_sql import internal_expr
+from spark_calib.rows.internal_sql import quoted
 from spark_calib.slicing.plan import SlicePlan
 from spark_calib.slicing.values import slice_name, slice_value_expression
 from spark_calib.stats import schema as stats
@@ -96,34 +97,56 @@ def aggregate_stats(
     rows: DataFrame, config: Config, with_classes: bool, plan: SlicePlan
 ) -> DataFrame:
     """Aggregate canonical rows into the public statistics table for every slice set of
-    ``config.slices``, grouped as ``plan`` says (``spark_calib.slicing.plan``)."""
+    ``config.slices``, grouped as ``plan`` says (``spark_calib.slicing.plan``). One SQL
+    statement (``spark_calib.rows.sql_statement``): its steps are sub-selects, not frames."""
     terms = [name for name in TERM_SUMS if name in rows.columns]
     keys = [name for name in INDEX_KEYS if name in rows.columns]
-    items = _class_items(rows, config, keys, terms) if with_classes else _top_items(rows)
+    source = Q.source(rows)
     all_slices = _slice_keys(config)
+    if with_classes:
+        items = _class_items(source, config, keys, terms)
+        fine_group = [row.REASON, row.MODEL_VERSION, CLASS_INDEX, *keys]
+        constant: list[Q.Item] = []
+    else:
+        # Top-label items have class null: a constant of the grouping's output, not a column
+        # of a projection under it. Spark's optimizer merges a projection that adds a literal
+        # column into the masked terms below it, and so copies the reason's checks into every
+        # masked term (seen in the plan; the DataFrame form of the same step was not merged).
+        items = source
+        fine_group = [row.REASON, row.MODEL_VERSION, *keys]
+        constant = [(S.lit(None).cast("int"), CLASS_INDEX)]
+    # The keys of every grouping after the first (the class is a column of its output).
     group = [row.REASON, row.MODEL_VERSION, CLASS_INDEX, *keys]
     sums = _sums(terms, config.task == "regression")
     same = _same_sums(sums, unit_weight=config.columns.weight is None)
     sums = {name: column for name, column in sums.items() if name not in same}
-    measures = [internal_expr(text, name, **names) for name, (text, names) in sums.items()]
-    labels = slice_set_labels(config)
+    measures: list[Q.Item] = [
+        (S.Sql(text.format(**{key: quoted(name) for key, name in names.items()})), name)
+        for name, (text, names) in sums.items()
+    ]
     if len(plan.groups) == 1:
-        fine = items.groupBy(*group, *all_slices).agg(*measures).withColumn(GROUP, F.lit(0))
+        fine = Q.group_by(items, [*fine_group, *all_slices], [*measures, *constant, (0, GROUP)])
     else:
         group_keys = [_keys_of(config, cols) for cols in plan.groups]
-        copied = _copies(items, GROUP, group_keys, all_slices)
-        fine = copied.groupBy(GROUP, *group, *all_slices).agg(*measures)
+        copied = _copied(items, GROUP, group_keys, all_slices)
+        fine = Q.group_by(copied, [GROUP, *fine_group, *all_slices], [*measures, *constant])
     if plan.sets_are_groups:
         # The groups' table is already the statistics table.
-        public = fine.withColumnRenamed(GROUP, SLICE_SET)
+        public = Q.select(
+            fine, [(S.col(GROUP), SLICE_SET) if name == GROUP else name for name in fine.columns]
+        )
     else:
         set_keys = [_keys_of(config, cols) for cols in config.slices]
         # Each set is re-aggregated from its group's small table: one copy of a group's row per
         # set it covers and one grouping, so one shuffle of a few thousand rows.
-        copied = _copies(fine, SLICE_SET, set_keys, all_slices, source=plan.set_group)
-        resums = [internal_expr("sum({c})", name, c=name) for name in sums]
-        public = copied.groupBy(SLICE_SET, *group, *all_slices).agg(*resums)
-    return public.select(*_public(config, keys, sums, same, labels.name, labels.value))
+        copied = _copied(fine, SLICE_SET, set_keys, all_slices, source=plan.set_group)
+        resums: list[Q.Item] = [(S.Sql(f"sum({quoted(name)})"), name) for name in sums]
+        public = Q.group_by(copied, [SLICE_SET, *group, *all_slices], resums)
+    params = Q.Params()
+    columns = _public(config, keys, sums, same, params)
+    return Q.run(
+        rows, Q.select(public, [(columns[name], name) for name in stats.STATS_COLUMNS]), params
+    )
 
 
 @dataclass(frozen=True)
@@ -150,6 +173,21 @@ def slice_set_labels(config: Config, sets: Sequence[Sequence[str]] | None = None
     return SliceSetLabels(name_expr, value_expr)
 
 
+def _slice_set_labels_sql(config: Config, params: Q.Params) -> tuple[S.Sql, S.Sql]:
+    """``slice_set_labels`` as internal SQL text, each set's name a bound parameter."""
+    name_expr: S.Case | None = None
+    value_expr: S.Case | None = None
+    for index, cols in enumerate(config.slices):
+        is_set = S.col(SLICE_SET) == index
+        name = params.bind(slice_name(cols))
+        keys = _keys_of(config, cols)
+        value = slice_value_expression([S.col(key) for key in keys]) if keys else S.lit("")
+        name_expr = S.when(is_set, name) if name_expr is None else name_expr.when(is_set, name)
+        value_expr = S.when(is_set, value) if value_expr is None else value_expr.when(is_set, value)
+    assert name_expr is not None and value_expr is not None
+    return name_expr, value_expr
+
+
 def copy_per_slice_set(
     rows: DataFrame, config: Config, sets: Sequence[Sequence[str]] | None = None
 ) -> DataFrame:
@@ -157,21 +195,39 @@ def copy_per_slice_set(
     ``_slice_set`` (the set's index in ``sets``, default ``config.slices``) and the slice keys,
     null where the set does not use them."""
     chosen = config.slices if sets is None else sets
-    return _copies(
-        rows, SLICE_SET, [_keys_of(config, cols) for cols in chosen], _slice_keys(config)
-    )
+    all_slices = _slice_keys(config)
+    copies = _copy_structs(SLICE_SET, [_keys_of(config, cols) for cols in chosen], all_slices)
+    other = [name for name in rows.columns if name not in all_slices and name != GROUP]
+    return rows.select(*other, S.inline(copies))
 
 
-def _copies(
-    frame: DataFrame,
+def _copied(
+    relation: Q.Relation,
     index_column: str,
     targets: list[list[str]],
     all_slices: list[str],
     source: tuple[int, ...] | None = None,
-) -> DataFrame:
-    """One row per target t (``index_column`` = t) with the slice keys outside ``targets[t]``
-    set to null. With ``source``, a row of covering group g (``_group``) is copied only to the
-    targets t with ``source[t]`` = g. Internal SQL: one round trip for the whole ``inline``."""
+) -> Q.Relation:
+    """``relation`` with each row copied as ``_copy_structs`` says."""
+    copies = _copy_structs(index_column, targets, all_slices, source)
+    other = [name for name in relation.columns if name not in all_slices and name != GROUP]
+    return Q.select(
+        relation,
+        other,
+        generator=S.Sql(f"inline({copies.text})"),
+        generated=[index_column, *all_slices],
+    )
+
+
+def _copy_structs(
+    index_column: str,
+    targets: list[list[str]],
+    all_slices: list[str],
+    source: tuple[int, ...] | None = None,
+) -> S.Sql:
+    """The array of one struct per target t (``index_column`` = t, the slice keys outside
+    ``targets[t]`` null), to ``inline``. With ``source``, a row of covering group g
+    (``_group``) is copied only to the targets t with ``source[t]`` = g."""
 
     def copy(index: int, kept: list[str]) -> S.Sql:
         fields = {key: S.col(key) for key in all_slices}
@@ -181,20 +237,17 @@ def _copies(
         return S.named_struct(**{index_column: index}, **fields)
 
     if source is None:
-        copies: S.Sql = S.array(*[copy(index, kept) for index, kept in enumerate(targets)])
-    else:
-        by_group: dict[int, list[S.Sql]] = {}
-        for index, kept in enumerate(targets):
-            by_group.setdefault(source[index], []).append(copy(index, kept))
-        chain: S.Case | None = None
-        for group_index, structs in by_group.items():
-            is_group = S.col(GROUP) == group_index
-            branch = S.array(*structs)
-            chain = S.when(is_group, branch) if chain is None else chain.when(is_group, branch)
-        assert chain is not None
-        copies = chain
-    other = [name for name in frame.columns if name not in all_slices and name != GROUP]
-    return frame.select(*other, S.inline(copies))
+        return S.array(*[copy(index, kept) for index, kept in enumerate(targets)])
+    by_group: dict[int, list[S.Sql]] = {}
+    for index, kept in enumerate(targets):
+        by_group.setdefault(source[index], []).append(copy(index, kept))
+    chain: S.Case | None = None
+    for group_index, structs in by_group.items():
+        is_group = S.col(GROUP) == group_index
+        branch = S.array(*structs)
+        chain = S.when(is_group, branch) if chain is None else chain.when(is_group, branch)
+    assert chain is not None
+    return chain
 
 
 def _slice_keys(config: Config) -> list[str]:
@@ -246,40 +299,45 @@ def _public(
     keys: list[str],
     sums: dict[str, Sql],
     same: dict[str, str],
-    name: Column,
-    value: Column,
-) -> list[Column]:
-    """The statistics table's columns, in ``stats.STATS_COLUMNS`` order; a statistic in
-    ``same`` is the column it equals; absent keys and sums are typed nulls."""
+    params: Q.Params,
+) -> dict[str, S.Sql]:
+    """The statistics table's columns by name, as internal SQL over the last grouping; a
+    statistic in ``same`` is the column it equals; absent keys and sums are typed nulls."""
     present = {INDEX_KEYS[key]: key for key in keys}
 
-    def cast(source: str | None, kind: str) -> Sql:
-        if source is None:
-            return f"CAST(NULL AS {kind})", {}
-        return f"CAST({{c}} AS {kind})", {"c": source}
+    def cast(source: str | None, kind: str) -> S.Sql:
+        return (S.lit(None) if source is None else S.col(source)).cast(kind)
 
-    text: dict[str, Sql] = {
-        stats.MODEL_VERSION: ("{c}", {"c": row.MODEL_VERSION}),
-        stats.BIN: cast(present.get(stats.BIN), "INT"),
-        stats.CELL: cast(present.get(stats.CELL), "INT"),
-        stats.THRESHOLD_BIN: cast(present.get(stats.THRESHOLD_BIN), "INT"),
-        stats.BUCKET: cast(present.get(stats.BUCKET), "INT"),
-        stats.RECALIBRATION_FIT: cast(present.get(stats.RECALIBRATION_FIT), "BOOLEAN"),
-        stats.REASON: ("{c}", {"c": row.REASON}),
-        stats.N: cast(stats.N, "BIGINT"),
-        stats.N_POSITIVE: cast(stats.N_POSITIVE if stats.N_POSITIVE in sums else None, "BIGINT"),
+    columns: dict[str, S.Sql] = {
+        stats.MODEL_VERSION: S.col(row.MODEL_VERSION),
+        stats.BIN: cast(present.get(stats.BIN), "int"),
+        stats.CELL: cast(present.get(stats.CELL), "int"),
+        stats.THRESHOLD_BIN: cast(present.get(stats.THRESHOLD_BIN), "int"),
+        stats.BUCKET: cast(present.get(stats.BUCKET), "int"),
+        stats.RECALIBRATION_FIT: cast(present.get(stats.RECALIBRATION_FIT), "boolean"),
+        stats.REASON: S.col(row.REASON),
+        stats.N: cast(stats.N, "bigint"),
+        stats.N_POSITIVE: cast(stats.N_POSITIVE if stats.N_POSITIVE in sums else None, "bigint"),
     }
     for column in stats.SUM_COLUMNS:
         source = same.get(column, column)
-        text[column] = cast(source if source in sums else None, "DOUBLE")
-    columns = {name: internal_expr(sql, name, **names) for name, (sql, names) in text.items()}
-    columns[stats.SLICE_NAME] = name.alias(stats.SLICE_NAME)
-    columns[stats.SLICE_VALUE] = value.alias(stats.SLICE_VALUE)
-    columns[stats.CLASS] = class_label(config, F.col(CLASS_INDEX)).alias(stats.CLASS)
+        columns[column] = cast(source if source in sums else None, "double")
+    columns[stats.SLICE_NAME], columns[stats.SLICE_VALUE] = _slice_set_labels_sql(config, params)
+    columns[stats.CLASS] = _class_label_sql(config, S.col(CLASS_INDEX), params)
     for label in (stats.TRUE_CLASS, stats.PREDICTED_CLASS):
         index = present.get(label)
-        columns[label] = class_label(config, None if index is None else F.col(index)).alias(label)
-    return [columns[name] for name in stats.STATS_COLUMNS]
+        columns[label] = _class_label_sql(config, None if index is None else S.col(index), params)
+    return columns
+
+
+def _class_label_sql(config: Config, index: S.Sql | None, params: Q.Params) -> S.Sql:
+    """``class_label`` as internal SQL text, the class names one bound parameter."""
+    if index is None:
+        return S.lit(None).cast("string")
+    if config.class_names is not None:
+        names = params.bind_strings(config.class_names)
+        return S.when(index.isNotNull(), S.element_at(names, index + 1))
+    return index.cast("string")
 
 
 def class_label(config: Config, index: Column | None) -> Column:
@@ -293,11 +351,7 @@ def class_label(config: Config, index: Column | None) -> Column:
     return index.cast("string")
 
 
-def _top_items(rows: DataFrame) -> DataFrame:
-    return rows.withColumn(CLASS_INDEX, F.lit(None).cast("int"))
-
-
-def _class_items(rows: DataFrame, config: Config, keys: list[str], terms: list[str]) -> DataFrame:
+def _class_items(rows: Q.Relation, config: Config, keys: list[str], terms: list[str]) -> Q.Relation:
     """One item per row for top-label statistics plus, for valid rows, one per class."""
     top = S.named_struct(
         **{CLASS_INDEX: S.lit(None).cast("int")},
@@ -327,10 +381,9 @@ def _class_items(rows: DataFrame, config: Config, keys: list[str], terms: list[s
         S.array(top)
     )
     n_slices = len(config.slice_columns())
-    return rows.select(
-        row.REASON,
-        row.MODEL_VERSION,
-        *[row.slice_key(i) for i in range(n_slices)],
-        row.WEIGHT,
-        S.inline(items),
+    return Q.select(
+        rows,
+        [row.REASON, row.MODEL_VERSION, *[row.slice_key(i) for i in range(n_slices)], row.WEIGHT],
+        generator=S.Sql(f"inline({items.text})"),
+        generated=[CLASS_INDEX, *keys, *terms],
     )

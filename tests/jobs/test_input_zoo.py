@@ -861,13 +861,19 @@ def test_job_with_hostile_column_names(
     spark.createDataFrame(rows, ddl).toDF(*columns).write.parquet(str(log))
     spark.sql(f"CREATE TABLE {sentinel} (i INT) USING parquet")
     statements: list[str] = []
+    bound: list[object] = []
     session_type = type(spark)
     original = session_type.sql
 
     def recording_sql(self: SparkSession, sqlQuery: str, *args: Any, **kwargs: Any) -> DataFrame:
-        # The statement text and its parameter values (args=…), as the engine receives them.
-        parameters = [*args[:1], kwargs.get("args")]
-        statements.append(sqlQuery + " " + repr([p for p in parameters if p is not None]))
+        # The statement text, and apart from it its parameter values (args=…), which Spark
+        # binds as literals and never parses.
+        statements.append(sqlQuery)
+        for parameters in [*args[:1], kwargs.get("args")]:
+            if isinstance(parameters, dict):
+                bound.extend(parameters.values())
+            elif parameters is not None:
+                bound.extend(parameters)
         return original(self, sqlQuery, *args, **kwargs)
 
     monkeypatch.setattr(session_type, "sql", recording_sql)
@@ -896,6 +902,11 @@ def test_job_with_hostile_column_names(
     assert spark.catalog.tableExists(sentinel)
     for statement in statements:
         assert sentinel not in statement and "user.country" not in statement, statement
+    # A hostile name reaches a statement only whole, as a bound slice name.
+    slice_names = {"overall", "user.country", f"user.country,{drop}"}
+    for value in bound:
+        if sentinel in str(value) or "user.country" in str(value):
+            assert value in slice_names, value
     spark.sql(f"DROP TABLE {sentinel}")
 
 
@@ -998,8 +1009,10 @@ def test_read_checks_the_table_name_before_the_catalog(spark: SparkSession) -> N
 
 def test_the_library_builds_no_sql_text() -> None:
     """spark_calib only composes Column expressions: no SQL strings, so no column name or value
-    can be parsed as SQL. The one exception, ``rows/internal_sql.py``, quotes internal names
-    only (``tests/unit/test_internal_sql.py``)."""
+    can be parsed as SQL. The two exceptions: ``rows/internal_sql.py`` quotes internal names
+    only (``tests/unit/test_internal_sql.py``), and ``rows/sql_statement.py`` runs that text as
+    one statement, with user strings as bound parameters (``tests/unit/test_sql_statement.py``
+    and ``test_job_with_hostile_column_names`` above)."""
     package = Path(__file__).resolve().parents[2] / "spark_calib"
     sql_text = re.compile(r"\.sql\(|\bexpr\(|selectExpr\(")
     offenders = [
@@ -1007,4 +1020,4 @@ def test_the_library_builds_no_sql_text() -> None:
         for path in sorted(package.rglob("*.py"))
         if sql_text.search(path.read_text())
     ]
-    assert offenders == ["rows/internal_sql.py"]
+    assert offenders == ["rows/internal_sql.py", "rows/sql_statement.py"]

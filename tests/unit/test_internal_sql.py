@@ -75,3 +75,23 @@ def test_lambdas_get_fresh_variables_bare_or_in_parentheses() -> None:
         r"transform\(`_p`, \((x_\d+), (x_\d+)\) -> .*\)", two.text
     ).groups()
     assert len({one_variable, first, second}) == 3
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("", "''"),
+        (",", "','"),
+        ("\\", "char(92)"),
+        ("\\N", "concat(char(92), 'N')"),
+        ("\\\\", "concat(char(92), char(92))"),
+        ("a\\,b", "concat('a', char(92), ',b')"),
+    ],
+)
+def test_a_constant_string_writes_its_backslashes_as_characters(value: str, text: str) -> None:
+    assert S.string(value).text == text
+
+
+def test_a_constant_string_refuses_what_a_literal_refuses() -> None:
+    with pytest.raises(ValueError, match="not an internal literal"):
+        S.string("it's\\")
