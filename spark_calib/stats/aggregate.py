@@ -99,9 +99,9 @@ def aggregate_stats(
     """Aggregate canonical rows into the public statistics table for every slice set of
     ``config.slices``, grouped as ``plan`` says (``spark_calib.slicing.plan``). One SQL
     statement (``spark_calib.rows.sql_statement``): its steps are sub-selects, not frames."""
-    terms = [name for name in TERM_SUMS if name in rows.columns]
-    keys = [name for name in INDEX_KEYS if name in rows.columns]
     source = Q.source(rows)
+    terms = [name for name in TERM_SUMS if name in source.columns]
+    keys = [name for name in INDEX_KEYS if name in source.columns]
     all_slices = _slice_keys(config)
     if with_classes:
         items = _class_items(source, config, keys, terms)
