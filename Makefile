@@ -3,7 +3,9 @@
 #               one backfill of the 14 days, then its week rollup), draw the diagrams and trends, and
 #               write the HTML report demo_output/report.html (the daily binary run: it has the
 #               ROC curves and the 14-day trend of the MX alert, which a rollup has not)
-#   make test   set up .venv and run the whole test suite (what CI runs)
+#   make test   set up .venv and run the whole test suite (what CI runs), in two pytest-xdist
+#               workers that take whole modules (--dist loadscope: a module's fixtures are built
+#               once), the slowest tiers first; PYTEST_ARGS="-n 0" runs it in one process
 #   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
 #               without the tests marked slow, in two pytest-xdist workers (tiers in
 #               tests/conftest.py; no subprocess, server or simulation test; 4 to 6 minutes)
@@ -68,7 +70,7 @@ clean-demo:
 	rm -rf $(DEMO_DIR) spark-warehouse metastore_db derby.log
 
 test: java $(INSTALLED)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 --dist loadscope $(PYTEST_ARGS)
 
 test-fast: java $(INSTALLED)
 	$(BIN)/pytest tests/unit tests/engine tests/oracle tests/jobs/test_input_zoo.py -m 'not slow' -n 2 $(PYTEST_ARGS)

@@ -11,15 +11,19 @@ Every test lives in one tier folder, which gives it its marker:
 - ``integration/``: standalone cluster, Spark Connect and crash tests that start their own
   servers (also ``slow``).
 
-The tiers run in that order, fastest first. ``make test-fast`` runs unit, engine, oracle and
-the input zoo without the tests marked ``slow``, in two pytest-xdist workers; ``-m 'not slow'``
+The tiers run in that order, fastest first, in one process; spread over pytest-xdist workers
+they run slowest first (``pytest_collection_modifyitems`` says why). ``make test`` runs every
+tier in two workers that take whole modules (``--dist loadscope``). ``make test-fast`` runs
+unit, engine, oracle and the input zoo without the tests marked ``slow``, in two pytest-xdist
+workers; ``-m 'not slow'``
 skips the subprocess, server and benchmark tests, the statistical simulations (coverage over
 hundreds of replicates), the checks on the real CIFAR-10-LT logits and the two heaviest single
 tests (docs/development.md names them). The session is local[2] with 1 shuffle partition,
 interpreted expressions, the serial garbage collector, UI off and UTC (the fixture says why);
 the frames a module cached are released when it ends. The subprocess commands of the selected
-cli/ tests start in the background when the session begins (tests/support/cli_process.py), so
-they run while the in-process tiers do.
+cli/ tests run in the background (tests/support/cli_process.py): in one process they start when
+the session begins, so they run while the in-process tiers do; in a worker, when their module's
+first test asks.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.report.rendered import DRAW_PROCESSES_ENV
-from tests.support.cli_process import CHAINS, CliChains, chain_key
+from tests.support.cli_process import CliChains, selected_chains
 
 TESTS = Path(__file__).resolve().parent
 # Tier folder → markers its tests get.
@@ -60,10 +64,21 @@ def tier_of(item: pytest.Item) -> str | None:
         return None  # a path given on the command line elsewhere
 
 
+def in_xdist_worker(config: pytest.Config) -> bool:
+    """True in a pytest-xdist worker, which runs the modules its scheduler hands it."""
+    return hasattr(config, "workerinput")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with the markers of its tier folder (tests/<tier>/...) and run the tiers
-    in the order of TIER_MARKERS (a stable sort: modules stay whole, in their order)."""
-    order = {tier: index for index, tier in enumerate(TIER_MARKERS)}
+    in the order of TIER_MARKERS (a stable sort: modules stay whole, in their order). Spread
+    over xdist workers, the tiers go slowest first instead: the scheduler hands out modules in
+    this order, so the minutes-long server and subprocess modules start at once rather than
+    end alone while the other worker idles."""
+    tiers = list(TIER_MARKERS)
+    if in_xdist_worker(config):
+        tiers.reverse()
+    order = {tier: index for index, tier in enumerate(tiers)}
     for item in items:
         tier = tier_of(item)
         if tier is None:
@@ -128,19 +143,18 @@ def release_cached_frames(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(scope="session", autouse=True)
 def cli_chains(request: pytest.FixtureRequest) -> Iterator[CliChains | None]:
-    """The subprocess commands of the selected cli/ tests, started when the session begins
-    (None, and no Spark started, when no cli/ test is selected)."""
-    selected = {
-        chain_key(item.module.__name__, item.originalname)
-        for item in request.session.items
-        if tier_of(item) == "cli" and isinstance(item, pytest.Function)
-    }
-    keys = [key for key in CHAINS if key in selected]
+    """The subprocess commands of the selected cli/ tests (None, and no Spark started, when no
+    cli/ test is selected). In one process they all start when the session begins. An xdist
+    worker runs only the modules it is handed, so there each cli/ module starts its own chains
+    when its first test asks for them (``cli_run``, tests/cli/conftest.py)."""
+    keys = selected_chains(request.session.items)
     if not keys:
         yield None
         return
-    chains = CliChains(
-        request.getfixturevalue("spark"), request.getfixturevalue("tmp_path_factory"), keys
-    )
+    chains = CliChains()
+    if not in_xdist_worker(request.config):
+        chains.start(
+            request.getfixturevalue("spark"), request.getfixturevalue("tmp_path_factory"), keys
+        )
     yield chains
     chains.close()

@@ -91,6 +91,17 @@ def chain_key(module: str, test: str) -> str:
     return f"{module}::{test}"
 
 
+def selected_chains(items: Iterable[pytest.Item], module: object | None = None) -> list[str]:
+    """The chain keys of the selected tests (of ``module`` only, when given), in the order the
+    chains were registered."""
+    selected = {
+        chain_key(item.module.__name__, item.originalname)
+        for item in items
+        if isinstance(item, pytest.Function) and (module is None or item.module is module)
+    }
+    return [key for key in CHAINS if key in selected]
+
+
 def cli_chain(
     test: str, prepare: Callable[[SparkSession, Path], None] | None = None
 ) -> Callable[[F], F]:
@@ -108,15 +119,20 @@ def cli_chain(
 
 
 class CliChains:
-    """The chains of the given tests: prepared in the calling thread, then run in the
-    background."""
+    """The chains of the tests given to ``start``: prepared in the calling thread, then run in
+    the background, two at a time."""
 
-    def __init__(
-        self, spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, keys: Iterable[str]
-    ) -> None:
+    def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(CONCURRENT_CHAINS, thread_name_prefix="cli-chain")
         self._runs: dict[str, tuple[Path, Future[Any]]] = {}
+
+    def start(
+        self, spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, keys: Iterable[str]
+    ) -> None:
+        """Prepare and start the chains of ``keys`` that have not started yet."""
         for key in keys:
+            if key in self._runs:
+                continue
             chain = CHAINS[key]
             workdir = tmp_path_factory.mktemp(key.rsplit("::", 1)[-1].removeprefix("test_"))
             if chain.prepare is not None:
