@@ -5,7 +5,7 @@
 #               ROC curves and the 14-day trend of the MX alert, which a rollup has not)
 #   make test   set up .venv and run the whole test suite (what CI runs), in two pytest-xdist
 #               workers that take whole modules (--dist loadscope: a module's fixtures are built
-#               once), the slowest tiers first; PYTEST_ARGS="-n 0" runs it in one process
+#               once); PYTEST_ARGS="-n 0" runs it in one process
 #   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
 #               without the tests marked slow, in two pytest-xdist workers (tiers in
 #               tests/conftest.py; no subprocess, server or simulation test; 4 to 6 minutes)

@@ -11,12 +11,11 @@ Every test lives in one tier folder, which gives it its marker:
 - ``integration/``: standalone cluster, Spark Connect and crash tests that start their own
   servers (also ``slow``).
 
-The tiers run in that order, fastest first, in one process; spread over pytest-xdist workers
-they run slowest first (``pytest_collection_modifyitems`` says why). ``make test`` runs every
-tier in two workers that take whole modules (``--dist loadscope``). ``make test-fast`` runs
-unit, engine, oracle and the input zoo without the tests marked ``slow``, in two pytest-xdist
-workers; ``-m 'not slow'``
-skips the subprocess, server and benchmark tests, the statistical simulations (coverage over
+The tiers run in that order, fastest first, in one process. ``make test`` runs every tier in
+two pytest-xdist workers that take whole modules (``--dist loadscope``; xdist hands out the
+modules with the most tests first). ``make test-fast`` runs unit, engine, oracle and the input
+zoo without the tests marked ``slow``, in two pytest-xdist workers; ``-m 'not slow'`` skips the
+subprocess, server and benchmark tests, the statistical simulations (coverage over
 hundreds of replicates), the checks on the real CIFAR-10-LT logits and the two heaviest single
 tests (docs/development.md names them). The session is local[2] with 1 shuffle partition,
 interpreted expressions, the serial garbage collector, UI off and UTC (the fixture says why);
@@ -65,20 +64,14 @@ def tier_of(item: pytest.Item) -> str | None:
 
 
 def in_xdist_worker(config: pytest.Config) -> bool:
-    """True in a pytest-xdist worker, which runs the modules its scheduler hands it."""
+    """True in a pytest-xdist worker, which runs the tests its scheduler hands it."""
     return hasattr(config, "workerinput")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with the markers of its tier folder (tests/<tier>/...) and run the tiers
-    in the order of TIER_MARKERS (a stable sort: modules stay whole, in their order). Spread
-    over xdist workers, the tiers go slowest first instead: the scheduler hands out modules in
-    this order, so the minutes-long server and subprocess modules start at once rather than
-    end alone while the other worker idles."""
-    tiers = list(TIER_MARKERS)
-    if in_xdist_worker(config):
-        tiers.reverse()
-    order = {tier: index for index, tier in enumerate(tiers)}
+    in the order of TIER_MARKERS (a stable sort: modules stay whole, in their order)."""
+    order = {tier: index for index, tier in enumerate(TIER_MARKERS)}
     for item in items:
         tier = tier_of(item)
         if tier is None:
