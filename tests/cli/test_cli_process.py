@@ -9,6 +9,7 @@ the start of the session (tests/support/cli_process.py), and the test checks wha
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -86,7 +87,7 @@ def write_two_days(spark: SparkSession, workdir: Path) -> None:
 @cli_chain("test_a_batch_runs_its_commands_in_one_process", prepare=write_two_days)
 def batch(workdir: Path) -> Completed:
     config = write_job(workdir, "{path: tables}", max_invalid=0.1)
-    conf = " ".join(conf_arguments())
+    conf = shlex.join(conf_arguments())
     (workdir / "jobs.txt").write_text(
         "# two days, then the pictures of the second\n"
         f"evaluate --config {config} --run-date 2024-06-29 {conf}\n"
