@@ -29,7 +29,7 @@ from spark_calib_cli.io.tables import (
     RELIABILITY_TABLE,
     STATS_TABLE,
 )
-from tests.support.cli_process import QUICK_JIT_CONF, conf_arguments
+from tests.support.cli_process import QUICK_JIT_CONF, conf_arguments, job_env
 
 SPARK_CALIB = Path(sys.executable).parent / "spark-calib"
 END_DATE = dt.date(2024, 6, 30)
@@ -127,12 +127,6 @@ def job_command(
         master,
         *conf,
     ]
-
-
-def job_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
-    env["PYSPARK_PYTHON"] = sys.executable
-    return env
 
 
 def run_job(config: Path, run_date: dt.date, workdir: Path, first: dt.date | None = None) -> str:
