@@ -28,6 +28,8 @@ first test asks.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +37,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_calib_cli.report.rendered import DRAW_PROCESSES_ENV
-from tests.support.cli_process import CliChains, selected_chains
+from tests.support import class_archive
+from tests.support.cli_process import QUICK_JIT, CliChains, job_env, selected_chains
 
 TESTS = Path(__file__).resolve().parent
 # Tier folder → markers its tests get.
@@ -90,7 +93,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def spark(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SparkSession]:
-    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     warehouse = tmp_path_factory.mktemp("warehouse")
     session = (
         SparkSession.builder.master("local[2]")
@@ -102,7 +105,10 @@ def spark(
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC -XX:+UseSerialGC")
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Duser.timezone=UTC -XX:+UseSerialGC {class_archive.java_options()}".strip(),
+        )
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
         .config("spark.sql.adaptive.enabled", "false")
@@ -132,6 +138,23 @@ def release_cached_frames(request: pytest.FixtureRequest) -> Iterator[None]:
     session = request.session.stash.get(SPARK_SESSION, None)
     if session is not None:
         session.catalog.clearCache()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def class_archive_training(request: pytest.FixtureRequest) -> Iterator[None]:
+    """When cli/ or integration/ tests are selected, write the class archive of their JVMs
+    (tests/support/class_archive.py) in the background, unless it exists; the JVMs that start
+    before it is written run without it. With xdist, one worker writes it."""
+    tiers = {tier_of(item) for item in request.session.items}
+    if not tiers & {"cli", "integration"}:
+        yield
+        return
+    training = threading.Thread(
+        target=class_archive.train, args=(job_env(), QUICK_JIT), name="class-archive"
+    )
+    training.start()
+    yield
+    training.join()
 
 
 @pytest.fixture(scope="session", autouse=True)

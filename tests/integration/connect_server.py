@@ -34,6 +34,8 @@ from servers import (
     wait_for,
 )
 
+from tests.support import class_archive
+
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT_SECONDS = 120.0
 LAUNCHER_TIMEOUT_SECONDS = 60.0
@@ -130,6 +132,8 @@ def connect_server(
                 # filled it (2026-11-29: "CodeCache is full. Compiler has been disabled", then
                 # an InternalError that stopped the SparkContext mid-test).
                 "-XX:ReservedCodeCacheSize=256m",
+                # Spark's classes already parsed, once tests/support/class_archive.py wrote them.
+                class_archive.java_options(),
             ]
         ),
         **(conf or {}),

@@ -29,7 +29,7 @@ from spark_calib_cli.io.tables import (
     RELIABILITY_TABLE,
     STATS_TABLE,
 )
-from tests.support.cli_process import QUICK_JIT_CONF, conf_arguments, job_env
+from tests.support.cli_process import conf_arguments, job_env, job_java_conf
 
 SPARK_CALIB = Path(sys.executable).parent / "spark-calib"
 END_DATE = dt.date(2024, 6, 30)
@@ -58,7 +58,6 @@ BACKFILL_CONFIG = CONFIG.replace("lookback_days: 3", "lookback_days: 1")
 SMALL_DATA_CONF = (
     "spark.sql.shuffle.partitions=2",
     "spark.sql.adaptive.enabled=false",
-    *QUICK_JIT_CONF,
 )
 RUN_ID = re.compile(r"run_id ([0-9a-f]{32})")
 
@@ -114,7 +113,7 @@ def write_config(directory: Path, log: Path, output: Path, text: str = CONFIG) -
 def job_command(
     config: Path, run_date: dt.date, master: str = "local[2]", first: dt.date | None = None
 ) -> list[str]:
-    conf = conf_arguments(SMALL_DATA_CONF)
+    conf = conf_arguments((*SMALL_DATA_CONF, *job_java_conf()))
     return [
         str(SPARK_CALIB),
         "evaluate",

@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.support import class_archive
+
 F = TypeVar("F", bound=Callable[[Path], Any])
 
 BIN_DIR = Path(sys.executable).parent
@@ -38,12 +40,17 @@ SMALL_DATA_CONF = (
 )
 # The quick JIT only, for a test's short-lived job JVMs: on two busy cores the optimising
 # compiler's work costs more than its code saves (a 200,000-row job of the crash tests: about
-# a fifth faster). The default options go beside the job's own extraJavaOptions, which the CLI
-# sets. The code cache is raised as for the Connect test server (connect_server.py), which
-# filled C1's default 48 MB.
-QUICK_JIT_CONF = (
-    "spark.driver.defaultJavaOptions=-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m",
-)
+# a fifth faster). The code cache is raised as for the Connect test server (connect_server.py),
+# which filled C1's default 48 MB.
+QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+
+
+def job_java_conf() -> tuple[str, ...]:
+    """The ``--conf`` of a test's job JVM options: the quick JIT, and the class archive of
+    tests/support/class_archive.py once it is written. They are Spark's default options, which
+    go beside the job's own extraJavaOptions (the CLI sets those)."""
+    options = " ".join(part for part in (QUICK_JIT, class_archive.java_options()) if part)
+    return (f"spark.driver.defaultJavaOptions={options}",)
 
 
 def job_env() -> dict[str, str]:
@@ -64,7 +71,11 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def conf_arguments(settings: tuple[str, ...] = SMALL_DATA_CONF + QUICK_JIT_CONF) -> list[str]:
+def conf_arguments(settings: tuple[str, ...] | None = None) -> list[str]:
+    """``--conf KEY=VALUE`` of each setting; by default the small-data ones and the job JVM's
+    options (``job_java_conf``, read when called: the class archive may have appeared)."""
+    if settings is None:
+        settings = SMALL_DATA_CONF + job_java_conf()
     return [argument for pair in settings for argument in ("--conf", pair)]
 
 
