@@ -22,6 +22,8 @@ from servers import (
     wait_for,
 )
 
+from tests.support.cli_process import job_java_options
+
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 START_TIMEOUT_SECONDS = 120
@@ -67,7 +69,9 @@ class Cluster:
 def standalone_cluster(workdir: Path, n_workers: int = 2) -> Iterator[Cluster]:
     """Start a master and ``n_workers`` workers of one core each; stop them all on exit, also
     when the test failed or a worker was killed on purpose."""
-    env = spark_env(workdir)
+    # The master and workers live for the module and do little: the quick JIT and the class
+    # archive (tests/support/cli_process.py) start them sooner.
+    env = spark_env(workdir, {"SPARK_DAEMON_JAVA_OPTS": job_java_options()})
     spark_class = str(spark_home() / "bin" / "spark-class")
     port, ui_port = free_port(), free_port()
     master_log = workdir / "logs" / "master.log"

@@ -28,7 +28,7 @@ from spark_calib_cli.io.tables import (
     STATS_TABLE,
     THRESHOLDS_TABLE,
 )
-from tests.support.cli_process import job_java_conf
+from tests.support.cli_process import job_java_conf, job_java_options
 from tests.support.generated_code import generated_code
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +105,12 @@ def submit(cluster: Cluster, config: Path, log: Path, *conf: str) -> subprocess.
         cluster,
         JOB,
         ["--config", str(config), "--run-date", END_DATE.isoformat()],
-        conf=(*SUBMIT_CONF, *job_java_conf(), *conf),
+        conf=(
+            *SUBMIT_CONF,
+            *job_java_conf(),
+            f"spark.executor.defaultJavaOptions={job_java_options()}",
+            *conf,
+        ),
     )
     return start(command, spark_env(cluster.workdir), log, cwd=log.parent)
 

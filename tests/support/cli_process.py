@@ -45,12 +45,16 @@ SMALL_DATA_CONF = (
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
 
 
+def job_java_options() -> str:
+    """A test's job JVM options: the quick JIT, and the class archive of
+    tests/support/class_archive.py once it is written (read at each call)."""
+    return " ".join(part for part in (QUICK_JIT, class_archive.java_options()) if part)
+
+
 def job_java_conf() -> tuple[str, ...]:
-    """The ``--conf`` of a test's job JVM options: the quick JIT, and the class archive of
-    tests/support/class_archive.py once it is written. They are Spark's default options, which
-    go beside the job's own extraJavaOptions (the CLI sets those)."""
-    options = " ".join(part for part in (QUICK_JIT, class_archive.java_options()) if part)
-    return (f"spark.driver.defaultJavaOptions={options}",)
+    """``job_java_options`` as Spark's default driver options, which go beside the job's own
+    extraJavaOptions (the CLI sets those)."""
+    return (f"spark.driver.defaultJavaOptions={job_java_options()}",)
 
 
 def job_env() -> dict[str, str]:
