@@ -207,6 +207,8 @@ def _whole(archive: Path, classpath: str) -> bool:
             "-XX:+VerifySharedSpaces",
             f"-XX:SharedArchiveFile={archive}",
             QUIET,
+            # A broken archive crashes the JVM; its report goes beside the archive, not here.
+            f"-XX:ErrorFile={ARCHIVE_DIR / 'check_error.log'}",
             "-cp",
             classpath,
             "-version",
