@@ -22,7 +22,9 @@ interpreted expressions, the serial garbage collector, UI off and UTC (the fixtu
 the frames a module cached are released when it ends. The subprocess commands of the selected
 cli/ tests run in the background (tests/support/cli_process.py): in one process they start when
 the session begins, so they run while the in-process tiers do; in a worker, when their module's
-first test asks.
+first test asks. When cli/ or integration/ tests are selected, one process writes the class
+archive that their JVMs (and later sessions of the suite) start from, in the background
+(tests/support/class_archive.py).
 """
 
 from __future__ import annotations
