@@ -69,8 +69,9 @@ class Cluster:
 def standalone_cluster(workdir: Path, n_workers: int = 2) -> Iterator[Cluster]:
     """Start a master and ``n_workers`` workers of one core each; stop them all on exit, also
     when the test failed or a worker was killed on purpose."""
-    # The master and workers live for the module and do little: the quick JIT and the class
-    # archive (tests/support/cli_process.py) start them sooner.
+    # The master and workers live for the module and do little: the test jobs' JVM options
+    # (the quick JIT and the class archive, tests/support/cli_process.job_java_options) start
+    # them sooner.
     env = spark_env(workdir, {"SPARK_DAEMON_JAVA_OPTS": job_java_options()})
     spark_class = str(spark_home() / "bin" / "spark-class")
     port, ui_port = free_port(), free_port()

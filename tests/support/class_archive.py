@@ -4,9 +4,9 @@ Every JVM the tests start (each ``spark-calib`` or ``spark-submit`` subprocess, 
 Connect server, the suite's own sessions) loads and verifies some twenty thousand classes from
 Spark's jars before its first job. Java's dynamic AppCDS archive (JDK 13 and later) holds
 them already parsed and verified: a JVM started with ``-XX:SharedArchiveFile`` maps it instead.
-A demo day's ``evaluate`` took 17.0–17.7 s with the archive against 25.3–25.7 s without
-(2026-12-02, alternating, the quick JIT in both); a bare session and its first query 6.7 s
-against 10.7 s.
+The demo's regression day (``evaluate``) took 17.0–17.7 s with the archive against
+25.3–25.7 s without (2026-12-02, alternating, the quick JIT in both); a bare session and its
+first query 6.7 s against 10.7 s.
 
 ``train`` writes the archive once per virtual environment and Java: one small ``spark-calib
 batch`` (the demo's binary day on 2,000 rows, written to the catalog) runs with
@@ -41,7 +41,8 @@ ARCHIVE_DIR = Path(sys.prefix) / "spark-class-archive"
 QUIET = "-Xlog:cds*=off"
 TRAIN_TIMEOUT_SECONDS = 600
 JVM_EXIT_TIMEOUT_SECONDS = 120
-# Rows of the training day: enough for every table of the demo's binary job.
+# Rows of the training's binary log over its 14 days (about 150 on the day it evaluates):
+# enough for every table of the demo's binary job.
 TRAIN_ROWS = 2000
 
 
