@@ -54,9 +54,10 @@ def java() -> str | None:
     return shutil.which("java")
 
 
+@functools.cache
 def archive_key() -> str | None:
     """A hash of the Java build (``java -version``), pyspark's version and the names, sizes
-    and times of its jars; None without java."""
+    and times of its jars; None without java. Computed once per process."""
     executable = java()
     if executable is None:
         return None
@@ -75,15 +76,9 @@ def archive_path(key: str) -> Path:
     return ARCHIVE_DIR / f"{key}.jsa"
 
 
-@functools.cache
-def archive_key_cached() -> str | None:
-    """``archive_key``, computed once per process (it runs ``java -version``)."""
-    return archive_key()
-
-
 def java_options() -> str:
     """The JVM options that map the archive, or "" when it has not been written."""
-    key = archive_key_cached()
+    key = archive_key()
     if key is None or not archive_path(key).is_file():
         return ""
     return f"-XX:SharedArchiveFile={archive_path(key)} {QUIET}"
@@ -93,7 +88,7 @@ def train(env: dict[str, str], quick_jit: str) -> Path | None:
     """Write the archive unless it exists or another process is writing it; return its path
     when it exists afterwards. A failed training leaves no archive (and its output in
     ``train.log`` beside it); the tests then run without one."""
-    key = archive_key_cached()
+    key = archive_key()
     if key is None:
         return None
     path = archive_path(key)

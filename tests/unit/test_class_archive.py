@@ -56,7 +56,7 @@ def test_the_launch_classpath_is_read_from_the_launchers_command() -> None:
 
 def test_no_options_without_an_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(class_archive, "ARCHIVE_DIR", tmp_path)
-    monkeypatch.setattr(class_archive, "archive_key_cached", lambda: "k")
+    monkeypatch.setattr(class_archive, "archive_key", lambda: "k")
     assert class_archive.java_options() == ""
     (tmp_path / "k.jsa").write_bytes(b"")
     assert class_archive.java_options() == (
