@@ -7,8 +7,9 @@
 #               workers that take whole modules (--dist loadscope: a module's fixtures are built
 #               once); PYTEST_ARGS="-n 0" runs it in one process
 #   make test-fast  the developer loop: the unit, engine and oracle tiers and the input zoo
-#               without the tests marked slow, in two pytest-xdist workers (tiers in
-#               tests/conftest.py; no subprocess, server or simulation test; 4 to 6 minutes)
+#               without the tests marked slow, in two pytest-xdist workers that take whole
+#               modules, as make test (tiers in tests/conftest.py; no subprocess, server or
+#               simulation test; 4 to 5 minutes)
 #   make lint   ruff (lint and format) and mypy
 #   make bench  time spark_calib against its scan floor, MLlib and pandas on BENCH_ROWS seeded rows
 #               (long: logs are generated into bench/data/ once; results go to bench/results/ and
@@ -73,7 +74,7 @@ test: java $(INSTALLED)
 	$(BIN)/pytest -n 2 --dist loadscope $(PYTEST_ARGS)
 
 test-fast: java $(INSTALLED)
-	$(BIN)/pytest tests/unit tests/engine tests/oracle tests/jobs/test_input_zoo.py -m 'not slow' -n 2 $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit tests/engine tests/oracle tests/jobs/test_input_zoo.py -m 'not slow' -n 2 --dist loadscope $(PYTEST_ARGS)
 
 bench: java $(INSTALLED)
 	$(BIN)/python -m bench.run --rows $(BENCH_ROWS) --task binary
