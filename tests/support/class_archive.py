@@ -23,12 +23,14 @@ JVM's notices about the archive (for example that it does not match) off the job
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -119,21 +121,23 @@ def train(env: dict[str, str], quick_jit: str) -> Path | None:
 def _written(written: Path, env: dict[str, str], quick_jit: str) -> bool:
     """Run the training; True when it wrote a whole archive to ``written``."""
     with tempfile.TemporaryDirectory(prefix="train-", dir=ARCHIVE_DIR) as workdir:
-        try:
-            done = _training_run(Path(workdir), written, env, quick_jit)
-        except subprocess.TimeoutExpired:
+        process = _start(_training_command(Path(workdir), written, quick_jit), Path(workdir), env)
+        done = _finished(process, TRAIN_TIMEOUT_SECONDS)
+        if done is None:
             return False
-        (ARCHIVE_DIR / "train.log").write_text(done.stdout + done.stderr)
+        returncode, output, stderr = done
+        (ARCHIVE_DIR / "train.log").write_text(output + stderr)
         # The Python driver exits before its JVM, which writes the archive as it exits.
-        if not _jvm_gone(written) or done.returncode != 0:
+        gone = _jvm_gone(written)
+        if not gone:
+            _kill_group(process)
+        if not gone or returncode != 0:
             return False
-    classpath = _launch_classpath(done.stderr)
+    classpath = _launch_classpath(stderr)
     return classpath is not None and written.is_file() and _whole(written, classpath)
 
 
-def _training_run(
-    workdir: Path, written: Path, env: dict[str, str], quick_jit: str
-) -> subprocess.CompletedProcess[str]:
+def _training_command(workdir: Path, written: Path, quick_jit: str) -> list[str]:
     """The demo's binary day, generated and evaluated in one JVM that writes the archive when
     it exits."""
     repo = Path(__file__).resolve().parents[2]
@@ -150,15 +154,39 @@ def _training_run(
     evaluate += ["--run-date", "2024-06-30", "--set", "input.path=logs/binary"]
     batch = workdir / "train.txt"
     batch.write_text(f"{shlex.join(generate)}\n{shlex.join(evaluate)}\n")
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "spark-calib"), "batch", str(batch)],
-        cwd=workdir,
+    return [str(Path(sys.executable).parent / "spark-calib"), "batch", str(batch)]
+
+
+def _start(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``command`` in a process group of its own, which its JVM joins: a training that hangs
+    or outlives its timeout is killed whole, not only its Python driver."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
         env={**env, "SPARK_PRINT_LAUNCH_COMMAND": "1"},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=TRAIN_TIMEOUT_SECONDS,
-        check=False,
+        start_new_session=True,
     )
+
+
+def _finished(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, str] | None:
+    """The exit code, stdout and stderr of ``process``; None when it ran past ``timeout``,
+    after killing its process group."""
+    try:
+        output, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        process.communicate()
+        return None
+    return process.returncode, output, stderr
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILL every process left in ``process``'s group (its JVM too); none left is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _launch_classpath(stderr: str) -> str | None:

@@ -4,6 +4,8 @@ truncated archive crashes, so only an archive that Java maps whole is ever moved
 from __future__ import annotations
 
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,52 @@ def test_no_options_without_an_archive(tmp_path: Path, monkeypatch: pytest.Monke
     assert class_archive.java_options() == (
         f"-XX:SharedArchiveFile={tmp_path / 'k.jsa'} {class_archive.QUIET}"
     )
+
+
+def _running(marker: str) -> bool:
+    """Whether a live process has ``marker`` on its command line (a zombie's is empty)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_run_past_its_timeout_is_killed_with_its_whole_group(tmp_path: Path) -> None:
+    # The child's child stands for the JVM, which outlives spark-calib's Python driver; it
+    # holds none of the pipes, so only a kill of the group, not of the child, ends it.
+    marker = "301.25"
+    script = f"sleep {marker} </dev/null >/dev/null 2>&1 & exec sleep {marker}"
+    process = class_archive._start(["bash", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin"})
+    assert class_archive._finished(process, 0.5) is None
+    assert process.returncode is not None
+    for _ in range(50):
+        if not _running(marker):
+            break
+        time.sleep(0.1)
+    assert not _running(marker)
+
+
+@pytest.mark.parametrize(
+    ("command", "timeout"),
+    [
+        ([sys.executable, "-c", "print('java was not found'); raise SystemExit(3)"], 60.0),
+        ([sys.executable, "-c", "import time; time.sleep(60)"], 0.5),
+    ],
+    ids=["failed", "timed_out"],
+)
+def test_a_failed_or_timed_out_training_leaves_no_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], timeout: float
+) -> None:
+    monkeypatch.setattr(class_archive, "ARCHIVE_DIR", tmp_path)
+    monkeypatch.setattr(class_archive, "archive_key", lambda: "k")
+    monkeypatch.setattr(class_archive, "TRAIN_TIMEOUT_SECONDS", timeout)
+    monkeypatch.setattr(class_archive, "_training_command", lambda *_: command)
+    assert class_archive.train({"PATH": "/usr/bin:/bin"}, "") is None
+    assert not list(tmp_path.glob("*.jsa*"))
+    assert class_archive.java_options() == ""
+    log = tmp_path / "train.log"
+    # A run that ended says why in train.log; one killed at its timeout has nothing to say.
+    assert (log.read_text() == "java was not found\n") if timeout > 1 else not log.exists()
