@@ -99,12 +99,18 @@ def build_session(
     return session
 
 
-def require_java() -> None:
-    """Raise ``JavaNotFoundError`` unless ``$JAVA_HOME/bin/java`` or ``java`` on PATH exists."""
+def java_executable() -> str | None:
+    """The java Spark's launcher runs: ``$JAVA_HOME/bin/java`` when it exists, else ``java``
+    on PATH; None when neither does."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return
-    if shutil.which("java") is None:
+        return str(Path(java_home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def require_java() -> None:
+    """Raise ``JavaNotFoundError`` unless ``$JAVA_HOME/bin/java`` or ``java`` on PATH exists."""
+    if java_executable() is None:
         raise JavaNotFoundError(
             "java was not found (neither $JAVA_HOME/bin/java nor java on PATH); "
             "install a Java 17 runtime to run Spark"

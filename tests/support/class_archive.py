@@ -29,7 +29,6 @@ import functools
 import hashlib
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +37,8 @@ import time
 from pathlib import Path
 
 import pyspark
+
+from spark_calib_cli.io.session import java_executable
 
 ARCHIVE_DIR = Path(sys.prefix) / "spark-class-archive"
 QUIET = "-Xlog:cds*=off"
@@ -48,19 +49,11 @@ JVM_EXIT_TIMEOUT_SECONDS = 120
 TRAIN_ROWS = 2000
 
 
-def java() -> str | None:
-    """The java the Spark launcher runs: ``$JAVA_HOME/bin/java``, else java on PATH."""
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").is_file():
-        return str(Path(home) / "bin" / "java")
-    return shutil.which("java")
-
-
 @functools.cache
 def archive_key() -> str | None:
     """A hash of the Java build (``java -version``), pyspark's version and the names, sizes
     and times of its jars; None without java. Computed once per process."""
-    executable = java()
+    executable = java_executable()
     if executable is None:
         return None
     version = subprocess.run(
@@ -222,7 +215,7 @@ def _jvm_gone(written: Path, timeout: float = JVM_EXIT_TIMEOUT_SECONDS) -> bool:
 
 def _whole(archive: Path, classpath: str) -> bool:
     """True when Java maps the archive under ``classpath`` and its regions' checksums hold."""
-    executable = java()
+    executable = java_executable()
     assert executable is not None
     done = subprocess.run(
         [

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from spark_calib_cli.io.session import java_executable
 from tests.support import class_archive
 
 
 def _archive_of_java_version(path: Path, classpath: str) -> None:
     """A dynamic archive of the classes ``java -version`` loads (a fraction of a second)."""
-    executable = class_archive.java()
+    executable = java_executable()
     if executable is None:
         pytest.skip("no java")
     subprocess.run(

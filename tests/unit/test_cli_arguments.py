@@ -16,7 +16,7 @@ from spark_calib_cli.commands.run_date import parse_run_date
 from spark_calib_cli.errors import JavaNotFoundError, MissingInputError, OutputError
 from spark_calib_cli.exit_codes import ExitCode, exit_code_for
 from spark_calib_cli.io.identifiers import checked_identifier, checked_table_name
-from spark_calib_cli.io.session import require_java
+from spark_calib_cli.io.session import java_executable, require_java
 from spark_calib_cli.main import main
 
 VALID_CONFIG = """\
@@ -124,6 +124,21 @@ def test_missing_java_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(JavaNotFoundError, match=r"java was not found"):
         require_java()
+
+
+def test_java_is_java_home_s_before_path_s(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    home, elsewhere = tmp_path / "jdk", tmp_path / "bin"
+    for folder in (home / "bin", elsewhere):
+        folder.mkdir(parents=True)
+        (folder / "java").write_text("#!/bin/sh\n")
+        (folder / "java").chmod(0o755)
+    monkeypatch.setenv("PATH", str(elsewhere))
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    assert java_executable() == str(home / "bin" / "java")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))  # a JAVA_HOME without java
+    assert java_executable() == str(elsewhere / "java")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert java_executable() is None
 
 
 def test_identifiers() -> None:
