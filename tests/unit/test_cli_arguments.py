@@ -126,7 +126,9 @@ def test_missing_java_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         require_java()
 
 
-def test_java_is_java_home_s_before_path_s(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_java_of_java_home_comes_before_the_one_on_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     home, elsewhere = tmp_path / "jdk", tmp_path / "bin"
     for folder in (home / "bin", elsewhere):
         folder.mkdir(parents=True)
